@@ -1,0 +1,132 @@
+"""The course build.
+
+    python build.py [--out DIR]     write the site to DIR (default: site/)
+
+The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
+`mkdocs serve` and this command go through the same steps:
+
+    on_pre_build      load + check data/, derive facts, set up Jinja
+    on_files          add vendored Pyodide/KaTeX and the widgets' files to the site
+    on_page_markdown  render the lesson's Jinja, then check the result
+    on_page_content   typeset formulas with KaTeX
+
+The site is built into a temporary folder and swapped in only on success, so a
+failed build leaves the previous site as it was. Errors are one line: file:line.
+"""
+import argparse
+import functools
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from course import checks, katex, vendor, widgets  # noqa: E402
+from course.data import load_data  # noqa: E402
+from course.errors import CourseError  # noqa: E402
+from course.facts import build_facts  # noqa: E402
+from course.render import make_env, render_lesson  # noqa: E402
+
+# State of the build in progress. Filled in on_pre_build (not at import:
+# `mkdocs serve` keeps this module loaded across rebuilds).
+_build = {}
+
+
+def _reported(hook):
+    """Turn a CourseError into mkdocs' PluginError: one error line, build aborted."""
+    @functools.wraps(hook)
+    def wrapper(*args, **kwargs):
+        try:
+            return hook(*args, **kwargs)
+        except CourseError as e:
+            from mkdocs.exceptions import PluginError
+            raise PluginError(str(e)) from None
+    return wrapper
+
+
+@_reported
+def on_config(config):
+    logging.getLogger("jieba").setLevel(logging.WARNING)  # Material's search imports it
+    for css in widgets.stylesheets():
+        if css not in config.extra_css:
+            config.extra_css.append(css)
+    return config
+
+
+@_reported
+def on_pre_build(config):
+    data = load_data(ROOT / "data", ROOT)
+    numfmt = widgets.common_module("numfmt")
+    filters = {"num": numfmt.num, "pct": numfmt.pct, "signed": numfmt.signed}
+    render_widget = widgets.Renderer(filters)
+    _build.clear()
+    _build.update(data=data, facts=build_facts(data),
+                  env=make_env(build_facts(data), filters, render_widget))
+
+
+@_reported
+def on_files(files, config):
+    from mkdocs.structure.files import File
+    for src, dest in [*vendor.vendored_files(), *widgets.shipped_files()]:
+        files.append(File.generated(config, dest, abs_src_path=str(src)))
+    return files
+
+
+@_reported
+def on_page_markdown(markdown, page, config, files):
+    rel = f"lessons/{page.file.src_uri}"
+    rendered = render_lesson(_build["env"], markdown, rel)
+    checks.check_lesson(rendered, rel)
+    return rendered
+
+
+@_reported
+def on_page_content(html, page, config, files):
+    return katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
+
+
+def build(out):
+    """Build into a sibling temporary folder; replace `out` only if the build succeeds."""
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
+
+    out = Path(out).resolve()
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        mkdocs_build(load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp)))
+    except (Abort, Exception) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not isinstance(e, Abort):
+            raise
+        return False
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    return True
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Build the course site.")
+    parser.add_argument("--out", default=str(ROOT / "site"), help="output folder (default: site/)")
+    args = parser.parse_args(argv)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    log = logging.getLogger("mkdocs")
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING)
+    if not build(args.out):
+        print(f"build failed; {args.out} was left as it was", file=sys.stderr)
+        return 1
+    print(f"built {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

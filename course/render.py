@@ -1,0 +1,37 @@
+"""The Jinja environment lessons are rendered with, and error reporting by line."""
+import jinja2
+
+from .errors import CourseError
+
+
+def make_env(facts, filters, widget):
+    """Lesson Markdown sees `facts`, the number filters and `widget(name)`; nothing else."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
+                             keep_trailing_newline=True)
+    env.filters.update(filters)
+    env.globals.update(facts=facts, widget=widget)
+    return env
+
+
+def render_lesson(env, source, rel):
+    """Render one lesson's Markdown; any fault becomes CourseError('lessons/x.md', msg, line)."""
+    try:
+        code = env.compile(source, name=rel, filename=rel)
+        return env.template_class.from_code(env, code, env.make_globals(None)).render()
+    except jinja2.TemplateSyntaxError as e:
+        raise CourseError(rel, f"Jinja syntax error: {e.message}", e.lineno) from None
+    except Exception as e:  # undefined names, unknown widgets, model failures
+        message = e.message if isinstance(e, CourseError) else f"{type(e).__name__}: {e}"
+        if isinstance(e, CourseError) and e.path != rel:
+            message = str(e)  # a fault in another file (a widget model): keep its own location
+        raise CourseError(rel, message, _template_line(e.__traceback__, rel)) from None
+
+
+def _template_line(tb, rel):
+    """Jinja rewrites tracebacks so template frames carry the template's own line numbers."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == rel:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -1,0 +1,92 @@
+"""Widgets: find them, pre-render their first state in CPython, list their files for the site.
+
+A widget named `linear-fit` lives in `widgets/linear_fit/`:
+  model.py     pure Python (standard library): PARAMS and view(params) -> dict
+  widget.html  Jinja template of its HTML, filled from view(PARAMS) at build time
+  view.js      draws and listens in the browser; calls model.py through the runtime
+  style.css    optional
+Shared Python used by models (number formatting) lives in `widgets/common/`.
+"""
+import importlib.util
+import json
+import sys
+
+import jinja2
+from markupsafe import Markup
+
+from . import ROOT
+from .errors import CourseError
+
+WIDGETS = ROOT / "widgets"
+COMMON = WIDGETS / "common"
+REQUIRED = ("model.py", "view.js", "widget.html")
+SHIPPED = (".py", ".js", ".css")
+
+
+def folder_of(name):
+    """>>> folder_of("linear-fit").name -> 'linear_fit'"""
+    return WIDGETS / name.replace("-", "_")
+
+
+def names():
+    return sorted(p.name.replace("_", "-") for p in WIDGETS.iterdir()
+                  if (p / "model.py").exists())
+
+
+def load_module(path, name):
+    """Import a file afresh (mkdocs serve keeps processes alive; authors edit models)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_model(name):
+    folder = folder_of(name)
+    missing = [f for f in REQUIRED if not (folder / f).exists()]
+    if missing:
+        known = ", ".join(names()) or "none"
+        raise CourseError(f"widgets/{folder.name}", f"unknown widget '{name}' (missing {', '.join(missing)}; "
+                          f"known widgets: {known})")
+    for common in sorted(COMMON.glob("*.py")):  # models `import numfmt`, as under Pyodide
+        load_module(common, common.stem)
+    return load_module(folder / "model.py", f"{folder.name}_model")
+
+
+def common_module(stem):
+    return load_module(COMMON / f"{stem}.py", stem)
+
+
+class Renderer:
+    """Pre-renders widgets into HTML blocks that Markdown passes through untouched."""
+
+    def __init__(self, filters):
+        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(WIDGETS),
+                                      undefined=jinja2.StrictUndefined, autoescape=True)
+        self.env.filters.update(filters)
+
+    def __call__(self, name, **params):
+        model = load_model(name)
+        first = {**model.PARAMS, **params}
+        try:
+            state = model.view(first)
+        except Exception as e:
+            raise CourseError(f"widgets/{folder_of(name).name}/model.py", f"view() failed: {e!r}") from None
+        body = self.env.get_template(f"{folder_of(name).name}/widget.html").render(state=state, params=first)
+        html = self.env.get_template("runtime/frame.html").render(
+            name=name, body=Markup(body),
+            params_json=Markup(json.dumps(first, ensure_ascii=False).replace("</", "<\\/")))
+        # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
+        return Markup("\n".join(line for line in html.splitlines() if line.strip()))
+
+
+def shipped_files():
+    """(source path, site path) for every widget file the browser needs."""
+    for path in sorted(WIDGETS.rglob("*")):
+        if path.suffix in SHIPPED and path.is_file() and "__pycache__" not in path.parts:
+            yield path, "widgets/" + path.relative_to(WIDGETS).as_posix()
+
+
+def stylesheets():
+    return ["widgets/" + p.relative_to(WIDGETS).as_posix() for p in sorted(WIDGETS.glob("*/style.css"))]

@@ -1,0 +1,169 @@
+"""The model: a small decoder-only Transformer (RoPE, pre-norm RMSNorm, SwiGLU).
+
+Reads top to bottom in forward order: config -> RMSNorm -> attention -> SwiGLU
+-> block -> model. The only lab module the other stages import.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int = 2048  # byte-level BPE vocabulary (prepare.py trains it)
+    block_size: int = 256  # context length in tokens
+    n_layer: int = 4  # Transformer blocks
+    n_head: int = 4  # attention heads; head size = d_model / n_head = 64
+    d_model: int = 256  # residual stream width d
+    d_ff: int = 688  # SwiGLU intermediate size; 0 = no FFN (attention-only blocks)
+    rope_base: float = 10000.0  # RoPE frequency base
+    dropout: float = 0.0  # on attention weights and on both residual writes
+    norm_eps: float = 1e-5  # RMSNorm epsilon
+
+
+VARIANTS = {  # the ablation: name -> overrides of ModelConfig
+    "baseline": {},
+    "no_ffn": {"d_ff": 0},
+    "attn_only_12l": {"d_ff": 0, "n_layer": 12},
+}
+
+
+def make_config(**overrides) -> ModelConfig:
+    """ModelConfig with overrides checked against field names.
+
+    make_config(n_layer=2).n_layer -> 2; make_config(n_layers=2) -> ValueError
+    """
+    names = {f.name for f in fields(ModelConfig)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ValueError(f"unknown ModelConfig field(s): {unknown}; known: {sorted(names)}")
+    return ModelConfig(**overrides)
+
+
+class RMSNorm(nn.Module):
+    """x / rms(x) * weight: no mean subtraction, no bias."""
+
+    def __init__(self, d: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        rms = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (B, T, 1)
+        return x * rms * self.weight  # (B, T, C)
+
+
+def rope_tables(head_dim: int, T: int, base: float):
+    """cos/sin tables for rotary embeddings, each (T, head_dim/2).
+
+    rope_tables(2, 3, 10000.0)[0][:, 0] -> tensor([1.0000, 0.5403, -0.4161]) (cos of 0, 1, 2)
+    """
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (hs/2,)
+    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]  # (T, hs/2)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x, cos, sin):
+    """Rotate each (even, odd) pair of channels of x by its position's angle."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, H, T, hs/2) each
+    out = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, H, T, hs/2, 2)
+    return out.flatten(-2)  # (B, H, T, hs)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        assert cfg.d_model % cfg.n_head == 0
+        self.n_head, self.dropout = cfg.n_head, cfg.dropout
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)  # residual output
+        self.resid_drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, cos, sin):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, C) each
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
+        )  # (B, H, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.resid_drop(self.proj(y))  # (B, T, C)
+
+
+class SwiGLU(nn.Module):
+    """down(silu(x W_gate) * (x W_up)). The product is the "neuron" activation the export reads."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
+        self.up = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
+        self.down = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)  # residual output
+        self.resid_drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        h = F.silu(self.gate(x)) * self.up(x)  # (B, T, d_ff)
+        return self.resid_drop(self.down(h))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.norm1 = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.attn = Attention(cfg)
+        self.norm2 = RMSNorm(cfg.d_model, cfg.norm_eps) if cfg.d_ff else None
+        self.ffn = SwiGLU(cfg) if cfg.d_ff else None
+
+    def forward(self, x, cos, sin):
+        x = x + self.attn(self.norm1(x), cos, sin)  # (B, T, C)
+        if self.ffn is not None:
+            x = x + self.ffn(self.norm2(x))  # (B, T, C)
+        return x
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.norm_f = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.lm_head.weight = self.embed.weight  # tied input and output embedding
+        cos, sin = rope_tables(cfg.d_model // cfg.n_head, cfg.block_size, cfg.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False)  # (block_size, hs/2)
+        self.register_buffer("rope_sin", sin, persistent=False)  # (block_size, hs/2)
+        self.apply(self._init_weights)
+        resid_std = 0.02 / math.sqrt(2 * cfg.n_layer)  # 0.02 / sqrt(8) = 0.00707 for 4 layers
+        for name, p in self.named_parameters():
+            if name.endswith("attn.proj.weight") or name.endswith("ffn.down.weight"):
+                nn.init.normal_(p, mean=0.0, std=resid_std)
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_params(self) -> int:
+        """Unique parameters (the tied embedding counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, idx, targets=None):
+        B, T = idx.shape
+        assert T <= self.cfg.block_size, f"sequence of {T} tokens > block_size {self.cfg.block_size}"
+        cos, sin = self.rope_cos[:T], self.rope_sin[:T]  # (T, hs/2)
+        x = self.embed(idx)  # (B, T, C)
+        for block in self.blocks:
+            x = block(x, cos, sin)  # (B, T, C)
+        logits = self.lm_head(self.norm_f(x))  # (B, T, V)
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))  # nats per token
+        return logits, loss
