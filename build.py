@@ -112,17 +112,32 @@ def build(out):
     return True
 
 
+class _Errors(logging.Handler):
+    """Collects mkdocs' error records so the CLI can report them as one line."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Build the course site.")
     parser.add_argument("--out", default=str(ROOT / "site"), help="output folder (default: site/)")
     args = parser.parse_args(argv)
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    warnings = logging.StreamHandler()
+    warnings.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    warnings.addFilter(lambda record: record.levelno < logging.ERROR)
+    errors = _Errors()
     log = logging.getLogger("mkdocs")
-    log.addHandler(handler)
     log.setLevel(logging.WARNING)
+    log.addHandler(warnings)
+    log.addHandler(errors)
     if not build(args.out):
-        print(f"build failed; {args.out} was left as it was", file=sys.stderr)
+        reason = errors.messages[-1] if errors.messages else "mkdocs aborted (see the warnings above)"
+        print(f"error: {reason} [build failed; {args.out} left as it was]", file=sys.stderr)
         return 1
     print(f"built {args.out}")
     return 0

@@ -76,7 +76,7 @@ class Renderer:
         body = self.env.get_template(f"{folder_of(name).name}/widget.html").render(state=state, params=first)
         html = self.env.get_template("runtime/frame.html").render(
             name=name, body=Markup(body),
-            params_json=Markup(json.dumps(first, ensure_ascii=False).replace("</", "<\\/")))
+            params_json=json.dumps(first, ensure_ascii=False))
         # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
         return Markup("\n".join(line for line in html.splitlines() if line.strip()))
 

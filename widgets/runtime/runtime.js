@@ -9,6 +9,7 @@ const WIDGETS_URL = new URL("../", import.meta.url);
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 const CALL_TIMEOUT_MS = 5000;
 const LOAD_TIMEOUT_MS = 60000;
+const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
 
 let worker = null;
 let booting = null; // Promise: Python is ready in `worker`
@@ -25,6 +26,7 @@ function startWorker() {
   }
   return new Promise((resolve, reject) => {
     worker = new Worker(WORKER_URL, { type: "module" });
+    setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
     worker.onmessage = ({ data }) => {
       if (data.type === "progress") progressListeners.forEach((fn) => fn(data.text));
       else if (data.type === "ready") resolve();
@@ -155,7 +157,7 @@ function activate(root) {
         import(new URL(`${folderOf(name)}/view.js`, WIDGETS_URL).href),
         loadModel(folderOf(name)),
       ]);
-      const params = JSON.parse(root.querySelector("script.cw-params").textContent);
+      const params = JSON.parse(root.dataset.params);
       const api = {
         params,
         fill: (state) => fill(root, state),

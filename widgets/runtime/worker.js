@@ -20,8 +20,23 @@ async function writeModule(url, filename) {
   pyodide.FS.writeFile(`${HOME}/${filename}`, await response.text());
 }
 
+// loadPyodide never settles when its .wasm cannot be fetched, so ask for each
+// core file first: a missing file then fails at once, with its name.
+async function checkCoreFiles() {
+  for (const file of ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]) {
+    let response;
+    try {
+      response = await fetch(INDEX_URL + file, { method: "HEAD" });
+    } catch {
+      throw new Error(`取不到 ${file}`);
+    }
+    if (!response.ok) throw new Error(`取不到 ${file}（HTTP ${response.status}）`);
+  }
+}
+
 async function boot() {
   progress("下载 Python 运行时（Pyodide，约 6 MB，只需一次）…");
+  await checkCoreFiles();
   const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
   // enableRunUntilComplete: false, because its default relies on stack switching that Safari lacks.
   pyodide = await loadPyodide({ indexURL: INDEX_URL, enableRunUntilComplete: false });

@@ -1,0 +1,66 @@
+"""Shared fixtures: the project root, a site built once per session, and Chromium."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "widgets" / "common"))
+
+from sitectl import SiteServer  # noqa: E402
+
+
+def build_site(out, env=None):
+    """Run `python build.py --out OUT` as a user would; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="session")
+def served_site(tmp_path_factory):
+    """The site built for and served at http://127.0.0.1:PORT/course/ (a Pages-like sub-path)."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    server = SiteServer(out)
+    result = build_site(out, {"SITE_URL": server.url})
+    assert result.returncode == 0, result.stderr
+    with server as url:
+        yield out, url
+
+
+@pytest.fixture(scope="session")
+def site_dir(served_site):
+    return served_site[0]
+
+
+def chromium_path():
+    """Debian's Chromium (or another installed Chrome); None means Playwright's own browser."""
+    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser",
+                      "/usr/bin/google-chrome", shutil.which("chromium"), shutil.which("google-chrome")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        path = chromium_path()
+        try:
+            browser = p.chromium.launch(executable_path=path, args=BROWSER_ARGS)
+        except Exception as e:  # no browser at all: CI must fail, a laptop may skip
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(f"no Chromium available ({e}); run `make test` to install one")
+        yield browser
+        browser.close()
