@@ -64,3 +64,14 @@ def browser():
             pytest.skip(f"no Chromium available ({e}); run `make test` to install one")
         yield browser
         browser.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In CI nothing may be skipped: a skipped browser or lab test there hides a broken install."""
+    if not os.environ.get("CI"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped:
+        reporter.write_line(f"CI: {len(skipped)} test(s) skipped; in CI every test must run", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

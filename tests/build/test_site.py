@@ -53,3 +53,16 @@ def test_search_index_has_chinese_words(site_dir):
     # jieba's segments are joined by zero-width spaces, which Material's search splits on.
     for word in ("训练", "模型", "线性", "方案"):
         assert f"\u200b{word}\u200b" in text, word
+
+
+def test_mkdocs_own_build_makes_the_same_page(site_dir, tmp_path):
+    """`mkdocs serve` goes through mkdocs' build with our hooks: the page must match build.py's."""
+    import os
+    import subprocess
+    import sys
+    site_url = re.search(r'rel="canonical" href="([^"]+?)c4/l1-ffn/"', page(site_dir)).group(1)
+    out = tmp_path / "mkdocs-site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "SITE_URL": site_url})
+    assert result.returncode == 0, result.stderr
+    assert page(out) == page(site_dir)
