@@ -63,8 +63,9 @@ def on_pre_build(config):
     filters = {"num": numfmt.num, "pct": numfmt.pct, "signed": numfmt.signed}
     render_widget = widgets.Renderer(filters)
     _build.clear()
-    _build.update(data=data, facts=build_facts(data),
-                  env=make_env(build_facts(data), filters, render_widget))
+    facts = build_facts(data)
+    _build.update(data=data, facts=facts, widgets=render_widget,
+                  env=make_env(facts, filters, render_widget, widgets.load_model))
 
 
 @_reported
@@ -78,8 +79,10 @@ def on_files(files, config):
 @_reported
 def on_page_markdown(markdown, page, config, files):
     rel = f"lessons/{page.file.src_uri}"
+    _build["widgets"].embedded.clear()
     rendered = render_lesson(_build["env"], markdown, rel)
-    checks.check_lesson(rendered, rel)
+    checks.check_lesson(rendered, rel, page.meta)
+    page.meta["experiments"] = len(_build["widgets"].embedded)  # shown in the lesson header
     return rendered
 
 

@@ -4,12 +4,13 @@ import jinja2
 from .errors import CourseError
 
 
-def make_env(facts, filters, widget):
-    """Lesson Markdown sees `facts`, the number filters and `widget(name)`; nothing else."""
+def make_env(facts, filters, widget, model):
+    """Lesson Markdown sees `facts`, the number filters, `widget(name)` to embed a widget
+    and `model(name)` to quote a widget model's own results in prose; nothing else."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
                              keep_trailing_newline=True)
     env.filters.update(filters)
-    env.globals.update(facts=facts, widget=widget)
+    env.globals.update(facts=facts, widget=widget, model=model)
     return env
 
 

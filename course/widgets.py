@@ -65,9 +65,11 @@ class Renderer:
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(WIDGETS),
                                       undefined=jinja2.StrictUndefined, autoescape=True)
         self.env.filters.update(filters)
+        self.embedded = []  # names embedded on the page being rendered (its experiment count)
 
     def __call__(self, name, **params):
         model = load_model(name)
+        self.embedded.append(name)
         first = {**model.PARAMS, **params}
         try:
             state = model.view(first)

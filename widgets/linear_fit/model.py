@@ -25,10 +25,14 @@ def mse(params):
     return sum((predict(params, p, n) - y) ** 2 for _, p, n, y in REVIEWS) / len(REVIEWS)
 
 
+def mean_target():
+    """The constant guess that least squares picks when nothing helps: 0.5."""
+    return sum(y for *_, y in REVIEWS) / len(REVIEWS)
+
+
 def baseline_mse():
-    """MSE of guessing the mean target (0.5) for every review: 0.25."""
-    mean = sum(y for *_, y in REVIEWS) / len(REVIEWS)
-    return sum((y - mean) ** 2 for *_, y in REVIEWS) / len(REVIEWS)
+    """MSE of guessing the mean target for every review: 0.25."""
+    return sum((y - mean_target()) ** 2 for *_, y in REVIEWS) / len(REVIEWS)
 
 
 def solve(matrix, rhs):
@@ -65,6 +69,7 @@ def view(params):
     """Everything the widget shows, formatted, for these a, b, c."""
     yhat = {name: predict(params, p, n) for name, p, n, _ in REVIEWS}
     left, right = yhat["好吃"] + yhat["不难吃"], yhat["不好吃"] + yhat["难吃"]
+    target = {name: y for name, *_, y in REVIEWS}
     error = mse(params)
     return {
         "params": params,
@@ -76,11 +81,20 @@ def view(params):
             "baseline": num(baseline_mse(), 2),
             "identity-left": num(left, 2),
             "identity-right": num(right, 2),
-            "verdict": ("比全猜 0.5 还差" if error > baseline_mse() + 1e-9 else
-                        "和全猜 0.5 一样" if error > baseline_mse() - 1e-9 else "比全猜 0.5 好"),
+            "target-left": num(target["好吃"] + target["不难吃"]),
+            "target-right": num(target["不好吃"] + target["难吃"]),
+            "half": num(mean_target(), 1),
+            "verdict": _verdict(error),
         },
         "rows": {name: {"yhat": num(v, 2)} for name, v in yhat.items()},
     }
+
+
+def _verdict(error):
+    guess = f"全猜 {num(mean_target(), 1)}"
+    if error > baseline_mse() + 1e-9:
+        return f"比{guess}还差"
+    return f"和{guess}一样" if error > baseline_mse() - 1e-9 else f"比{guess}好"
 
 
 def least_squares(params):
