@@ -1,0 +1,165 @@
+"""The lab's command line.
+
+    python -m lab all --corpus PATH --out data/real-model [key=value ...]
+    python -m lab prepare --corpus PATH [key=value ...]
+    python -m lab train [variant=no_ffn seed=0 ...]
+    python -m lab export --out data/real-model [key=value ...]
+
+key=value pairs override config fields (PrepareConfig, TrainConfig, ExportConfig,
+AllConfig); a key that no stage's config has is an error. Re-running a command
+resumes: finished runs are skipped, interrupted ones continue from their checkpoint.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from lab import export, prepare, train
+from lab.model import VARIANTS
+
+
+@dataclass
+class AllConfig:
+    seeds: int = 5  # the baseline runs seeds 0..seeds-1 (their spread is the noise floor); others seed 0
+    jobs: int = 0  # parallel training processes; 0 = one per CPU core on CPU (at most the number of runs), 1 on CUDA
+
+
+def config_from(cls, overrides: dict):
+    """A config dataclass with overrides checked against its field names and cast to their types.
+
+    config_from(AllConfig, {"seeds": "3"}).seeds -> 3; config_from(AllConfig, {"seed": "3"}) -> ValueError
+    """
+    types = {f.name: f.type for f in fields(cls)}
+    unknown = sorted(set(overrides) - set(types))
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} field(s): {unknown}; known: {sorted(types)}")
+    cast = {"int": int, "float": float, "str": str, "bool": lambda v: v.lower() in ("1", "true", "yes", "on")}
+    return cls(**{k: cast[types[k]](v) if isinstance(v, str) else v for k, v in overrides.items()})
+
+
+def split_overrides(pairs: list[str], classes) -> list[dict]:
+    """Route key=value pairs to the configs that have the key.
+
+    split_overrides(["steps=5"], [AllConfig, train.TrainConfig]) -> [{}, {"steps": "5"}]
+    """
+    routed = [{} for _ in classes]
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"expected key=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        hits = [i for i, c in enumerate(classes) if key in {f.name for f in fields(c)}]
+        if not hits:
+            known = sorted({f.name for c in classes for f in fields(c)})
+            raise SystemExit(f"unknown setting {key!r}; known: {known}")
+        for i in hits:
+            routed[i][key] = value
+    return routed
+
+
+def _train_worker(args):
+    cfg, slots = args
+    slot = slots.get()
+    try:
+        return train.run(replace(cfg, bar_position=slot))
+    finally:
+        slots.put(slot)
+
+
+def train_all(runs: list[train.TrainConfig], jobs: int) -> list[dict]:
+    """Train every run, `jobs` at a time (each in its own process, one share of the CPU threads)."""
+    if jobs <= 1:
+        return [train.run(c) for c in runs]
+    ctx = mp.get_context("spawn")
+    slots = ctx.Manager().Queue()
+    for i in range(jobs):
+        slots.put(i)
+    with ctx.Pool(jobs, maxtasksperchild=1) as pool:
+        return pool.map(_train_worker, [(c, slots) for c in runs], chunksize=1)
+
+
+def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
+    a, p, t, e = split_overrides(overrides, [AllConfig, prepare.PrepareConfig, train.TrainConfig, export.ExportConfig])
+    for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir"):
+        if forbidden in t or forbidden in p or forbidden in e:
+            raise SystemExit(f"`all` sets {forbidden} itself; use the single-step commands to choose it")
+    all_cfg = config_from(AllConfig, a)
+    work_dir = Path(work)
+    timing_file = work_dir / "timing.json"
+    timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
+
+    import torch  # only to pick the device and the parallelism
+
+    cuda = torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda")
+    n_runs = all_cfg.seeds + len(VARIANTS) - 1
+    jobs = all_cfg.jobs or (1 if cuda else max(1, min(os.cpu_count() or 1, n_runs)))
+    threads = max(1, (os.cpu_count() or 1) // jobs) if not cuda else 0
+    timing["config"] = {**asdict(all_cfg), "jobs_resolved": jobs, "threads_per_run": threads}
+    print(f"all: {n_runs} runs, {jobs} at a time, {threads or 'default'} threads each; work dir {work_dir}")
+
+    t0 = time.time()
+    prepare.run(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))
+    timing["prepare_seconds"] = time.time() - t0
+    timing_file.write_text(json.dumps(timing, indent=1))
+
+    plan = [("baseline", s) for s in range(all_cfg.seeds)] + [(v, 0) for v in VARIANTS if v != "baseline"]
+    cost = {"attn_only_12l": 3, "baseline": 2, "no_ffn": 1}  # longest first packs the processes best
+    plan.sort(key=lambda vs: -cost.get(vs[0], 2))
+    runs = [config_from(train.TrainConfig, {**t, "variant": v, "seed": s, "data_dir": str(work_dir / "data"),
+                                            "out_dir": str(work_dir / f"{v}-s{s}"),
+                                            "threads": t.get("threads", threads)}) for v, s in plan]
+    t1 = time.time()
+    results = train_all(runs, jobs)
+    timing["train_seconds"] = timing.get("train_seconds", 0.0) + time.time() - t1
+    timing_file.write_text(json.dumps(timing, indent=1))
+    for r in results:
+        print(f"  {r['variant']:>14} seed {r['seed']}: val {r['val_loss']:.4f}  ({r['wall_seconds']:.0f} s,"
+              f" {r['train_tokens_per_second']:,.0f} tok/s)")
+
+    export.run(config_from(export.ExportConfig, {**e, "work_dir": str(work_dir), "out_dir": out,
+                                                 "command": command}))
+    print(f"all: done in {time.time() - t0:.0f} s this invocation")
+
+
+def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["all", "prepare", "train", "export"])
+    parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare)")
+    parser.add_argument("--out", default="data/real-model", help="export directory (all, export)")
+    parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value")
+    args = parser.parse_intermixed_args(argv)
+    command = "python -m lab " + shlex.join(argv)
+
+    if args.command == "all":
+        if not args.corpus:
+            parser.error("all needs --corpus")
+        run_all(args.corpus, args.out, args.work, args.overrides, command)
+    elif args.command == "prepare":
+        if not args.corpus:
+            parser.error("prepare needs --corpus")
+        (p,) = split_overrides(args.overrides, [prepare.PrepareConfig])
+        prepare.run(config_from(prepare.PrepareConfig, {**p, "corpus": args.corpus, "work_dir": args.work}))
+    elif args.command == "train":
+        (t,) = split_overrides(args.overrides, [train.TrainConfig])
+        t.setdefault("data_dir", str(Path(args.work) / "data"))
+        cfg = config_from(train.TrainConfig, t)
+        if not cfg.out_dir:
+            cfg = replace(cfg, out_dir=str(Path(args.work) / f"{cfg.variant}-s{cfg.seed}"))
+        train.run(cfg)
+    else:
+        (e,) = split_overrides(args.overrides, [export.ExportConfig])
+        export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": args.out,
+                                                     "command": command, **e}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+"""Stage 3: turn the finished runs into data/real-model/{model-card,ablation,neurons}.json.
+
+Reads work_dir/data (prepare's output) and work_dir/<variant>-s<seed>/ (train's
+result.json, and the checkpoint of the neuron model); writes compact JSON and
+validates it with lab/schema.py before anything is replaced.
+"""
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer
+
+from lab.model import GPT, VARIANTS, ModelConfig
+from lab import schema
+
+CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as in prepare.py
+DESCRIPTIONS = {
+    "baseline": "4 layers, attention + SwiGLU FFN",
+    "no_ffn": "the baseline without its FFNs (attention only, 4 layers)",
+    "attn_only_12l": "attention only, 12 layers: parameter-matched to the baseline",
+}
+
+
+@dataclass
+class ExportConfig:
+    work_dir: str = "lab/runs"  # prepare's data/ and the run directories
+    out_dir: str = "data/real-model"  # where the three JSON files go
+    variant: str = "baseline"  # the model whose neurons are shown
+    seed: int = 0  # ... and its seed
+    layer: int = 1  # 0-based block index: 1 = the 2nd of 4 blocks (第 2 层)
+    n_top: int = 8  # neurons with the largest maximum activation over the validation split
+    n_random: int = 4  # random control neurons (from the rest)
+    random_seed: int = 0  # picks the random controls
+    passage_min_chars: int = 300  # the passage: the first validation line of this length ...
+    passage_max_chars: int = 500  # ... or shorter (a longer line is cut at a full stop)
+    n_contexts: int = 5  # top activating contexts per neuron
+    context_gap: int = 16  # two contexts of one neuron are at least this many tokens apart
+    chars_before: int = 8  # characters shown before a context's peak token
+    chars_after: int = 4  # characters shown after it
+    digits: int = 4  # significant digits of exported activations and losses
+    command: str = ""  # the command line recorded in the model card ("" = this process's)
+
+
+def sig(x: float, digits: int) -> float:
+    """Round to significant digits. sig(0.0123456, 3) -> 0.0123; sig(1234.5, 3) -> 1230.0"""
+    return float(f"{x:.{digits}g}")
+
+
+def char_spans(pieces: list[bytes], text: str) -> list[tuple[int, int]]:
+    """Character span of each token: a character belongs to the token holding its last
+    byte, so the spans tile the text and a token that only starts a character has an
+    empty span.
+
+    char_spans([b"a", "公".encode()[:2], "公".encode()[2:] + b"b"], "a公b") -> [(0, 1), (1, 1), (1, 3)]
+    """
+    ends, total = [], 0
+    for ch in text:
+        total += len(ch.encode("utf-8"))
+        ends.append(total)
+    spans, pos = [], 0
+    for p in pieces:
+        a, b = pos, pos + len(p)
+        spans.append((bisect.bisect_right(ends, a), bisect.bisect_right(ends, b)))
+        pos = b
+    assert pos == total, "token bytes do not add up to the text"
+    return spans
+
+
+def is_fragment(piece: bytes) -> bool:
+    """True when a token's bytes are not whole UTF-8 characters. is_fragment("公".encode()[:1]) -> True"""
+    try:
+        piece.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def show(piece: bytes) -> str:
+    """What a token looks like on its own: broken characters become U+FFFD. show(b"\\xe5\\x85") -> '\\ufffd'"""
+    return piece.decode("utf-8", errors="replace")
+
+
+class Capture:
+    """Forward pre-hook on the FFN's down-projection: its input is the SwiGLU hidden
+    value silu(x W_gate) * (x W_up), one activation per neuron and token."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.value = None
+        self.handle = module.register_forward_pre_hook(self.hook)
+
+    def hook(self, module, args):
+        self.value = args[0].detach()  # (B, T, d_ff)
+
+    def remove(self):
+        self.handle.remove()
+
+
+@torch.no_grad()
+def hidden_over_windows(model: GPT, tokens: torch.Tensor, layer: int, windows) -> torch.Tensor:
+    """SwiGLU hidden values of `layer` for the last `keep` positions of each (start, end, keep)
+    window of `tokens`; checks that hooking leaves the logits unchanged."""
+    ffn = model.blocks[layer].ffn
+    outs = []
+    for start, end, keep in windows:
+        idx = tokens[start:end][None]  # (1, T)
+        plain, _ = model(idx)  # (1, T, V)
+        cap, down_out = Capture(ffn.down), {}
+        h2 = ffn.register_forward_hook(lambda m, a, o: down_out.setdefault("y", o))
+        try:
+            hooked, _ = model(idx)  # (1, T, V)
+        finally:
+            cap.remove()
+            h2.remove()
+        assert torch.equal(plain, hooked), "the hooked forward pass differs from the plain one"
+        assert torch.allclose(ffn.down(cap.value), down_out["y"]), "captured hidden does not give the FFN output"
+        outs.append(cap.value[0, -keep:])  # (keep, d_ff)
+    return torch.cat(outs)  # (N, d_ff)
+
+
+def context_windows(n: int, block: int):
+    """Windows so every position sees up to `block` tokens of context, in few passes.
+
+    context_windows(5, 3) -> [(0, 3, 3), (1, 4, 1), (2, 5, 1)]
+    """
+    windows = [(0, min(n, block), min(n, block))]
+    windows += [(t - block + 1, t + 1, 1) for t in range(block, n)]
+    return windows
+
+
+def git_lab_commit() -> tuple[str | None, bool | None]:
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", "."], cwd=here, capture_output=True,
+                                text=True, check=True).stdout.strip() or None
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here, capture_output=True,
+                                    text=True, check=True).stdout.strip())
+        return commit, dirty
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def load_runs(work: Path) -> dict:
+    """{variant: [result, ...] ordered by seed} from every finished run directory."""
+    runs = {}
+    for f in sorted(work.glob("*/result.json")):
+        r = json.loads(f.read_text())
+        runs.setdefault(r["variant"], []).append(r)
+    for v in runs.values():
+        v.sort(key=lambda r: r["seed"])
+    missing = [v for v in VARIANTS if v not in runs]
+    if missing:
+        raise FileNotFoundError(f"no finished run for variant(s) {missing} under {work}")
+    ignore = {"variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
+              "progress", "bar_position"}
+    first = {k: v for k, v in next(iter(runs.values()))[0]["config"].items() if k not in ignore}
+    for v in runs.values():
+        for r in v:
+            other = {k: x for k, x in r["config"].items() if k not in ignore}
+            if other != first:
+                diff = {k: (first.get(k), other.get(k)) for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
+                raise ValueError(f"runs differ in training settings: {r['variant']} seed {r['seed']}: {diff}")
+    return runs
+
+
+def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
+    ckpt = torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=False)
+    mcfg = ModelConfig(**ckpt["model_config"])
+    model = GPT(mcfg)
+    model.load_state_dict(ckpt["model"])
+    model.eval()
+    assert mcfg.d_ff and 0 <= cfg.layer < mcfg.n_layer, f"layer {cfg.layer} has no FFN in {mcfg}"
+    pieces = [bytes.fromhex(h) for h in json.loads((data / "token_bytes.json").read_text())]
+    val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))  # (N,)
+    val_text = b"".join(pieces[i] for i in val.tolist()).decode("utf-8")
+    val_spans = char_spans([pieces[i] for i in val.tolist()], val_text)
+
+    # Every validation token in the same non-overlapping windows as the val loss.
+    block = mcfg.block_size
+    windows = [(s, min(s + block, len(val)), min(s + block, len(val)) - s) for s in range(0, len(val), block)]
+    acts = hidden_over_windows(model, val, cfg.layer, windows)  # (N, d_ff)
+    peak = acts.max(dim=0).values  # (d_ff,)
+    top = peak.argsort(descending=True)[: cfg.n_top].tolist()
+    rest = sorted(set(range(mcfg.d_ff)) - set(top))
+    controls = random.Random(cfg.random_seed).sample(rest, cfg.n_random)
+
+    # The passage: the first validation line in [min, max] characters (a longer line is cut
+    # after its last full stop within max), tokenized on its own.
+    tok = Tokenizer.from_file(str(data / "tokenizer.json"))
+    offset, passage = 0, None
+    for line in val_text.split("\n"):
+        text = line
+        if len(text) > cfg.passage_max_chars:
+            cut = text.rfind("。", 0, cfg.passage_max_chars)
+            text = text[: cut + 1] if cut >= 0 else ""
+        if len(text) >= cfg.passage_min_chars:
+            passage = text
+            break
+        offset += len(line) + 1
+    if passage is None:
+        raise ValueError(f"no validation line of {cfg.passage_min_chars}-{cfg.passage_max_chars} characters")
+    first_val_chapter = json.loads((data / "meta.json").read_text())["split"]["val_chapters"][0]
+    chapter = first_val_chapter + sum(1 for m in CHAPTER_RE.finditer(val_text) if 0 < m.start() <= offset)
+    ids = tok.encode(passage).ids
+    p_pieces = [pieces[i] for i in ids]
+    spans = char_spans(p_pieces, passage)
+    p_acts = hidden_over_windows(model, torch.tensor(ids), cfg.layer, context_windows(len(ids), block))  # (n, d_ff)
+
+    def contexts(n: int) -> list[dict]:
+        order = acts[:, n].argsort(descending=True).tolist()
+        chosen = []
+        for t in order:
+            if all(abs(t - c) >= cfg.context_gap for c in chosen):
+                chosen.append(t)
+            if len(chosen) == cfg.n_contexts:
+                break
+        out = []
+        for t in chosen:
+            a, b = val_spans[t]
+            piece = pieces[int(val[t])]
+            out.append({"activation": sig(acts[t, n].item(), cfg.digits),
+                        "before": val_text[max(0, a - cfg.chars_before):a].replace("\n", " "),
+                        "token": show(piece), "after": val_text[b:b + cfg.chars_after].replace("\n", " "),
+                        "fragment": is_fragment(piece)})
+        return out
+
+    neurons = [{"index": n, "kind": kind, "max_activation": sig(peak[n].item(), cfg.digits),
+                "activations": [sig(x, cfg.digits) for x in p_acts[:, n].tolist()], "top_contexts": contexts(n)}
+               for kind, group in (("top", top), ("random", controls)) for n in group]
+    return {
+        "schema_version": schema.SCHEMA_VERSION,
+        "model": {"variant": cfg.variant, "seed": cfg.seed},
+        "layer": {"index": cfg.layer, "number": cfg.layer + 1, "n_layer": mcfg.n_layer,
+                  "convention": f"0-based block index {cfg.layer} = block {cfg.layer + 1} of {mcfg.n_layer}"
+                                f" (第 {cfg.layer + 1} 层)"},
+        "activation": "SwiGLU hidden value silu(x·W_gate)·(x·W_up), the input of the FFN down-projection;"
+                      " x is the RMS-normed residual stream at the FFN entry",
+        "d_ff": mcfg.d_ff,
+        "passage": {"text": passage, "chapter": chapter, "val_char_offset": offset,
+                    "tokens": [{"text": show(p), "start": a, "end": b, "fragment": is_fragment(p)}
+                               for p, (a, b) in zip(p_pieces, spans)]},
+        "selection": {"top": cfg.n_top, "random": cfg.n_random, "random_seed": cfg.random_seed,
+                      "rule": f"top: the {cfg.n_top} neurons with the largest maximum activation over the"
+                              f" validation split (non-overlapping {block}-token windows); random: "
+                              f"random.Random({cfg.random_seed}).sample of the other neurons; passage"
+                              " tokens see up to the context length of preceding passage tokens"},
+        "neurons": neurons,
+        "export_config": asdict(cfg),
+        "model_config": asdict(mcfg),
+    }
+
+
+def run(cfg: ExportConfig) -> dict:
+    t0 = time.time()
+    print("export config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    work, out = Path(cfg.work_dir), Path(cfg.out_dir)
+    data = work / "data"
+    meta = json.loads((data / "meta.json").read_text())
+    ngram = json.loads((data / "ngram.json").read_text())
+    runs = load_runs(work)
+    timing = json.loads((work / "timing.json").read_text()) if (work / "timing.json").exists() else {}
+    all_config = timing.get("config", {})
+
+    variants = []
+    for name, results in ((v, runs[v]) for v in VARIANTS):
+        mc = results[0]["model_config"]
+        variants.append({"name": name, "description": DESCRIPTIONS[name], "n_layer": mc["n_layer"],
+                         "d_ff": mc["d_ff"], "params": results[0]["params"],
+                         "seeds": [r["seed"] for r in results],
+                         "val_losses": [r["val_loss"] for r in results],
+                         "train_losses": [r["train_loss"] for r in results],
+                         "histories": [r["history"] for r in results]})
+    floor_losses = runs["baseline"]
+    vl = [r["val_loss"] for r in floor_losses]
+    first = runs["baseline"][0]
+    tc = first["config"]
+    shared_train = {k: v for k, v in tc.items() if k not in ("variant", "seed", "out_dir", "bar_position")}
+    ablation = {
+        "schema_version": schema.SCHEMA_VERSION,
+        "metric": "validation cross-entropy in nats per token over the full validation split",
+        "tokens_per_run": first["tokens"],
+        "variants": variants,
+        "noise_floor": {"variant": "baseline", "seeds": [r["seed"] for r in floor_losses],
+                        "min": min(vl), "max": max(vl), "range": round(max(vl) - min(vl), 6)},
+        "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
+        "train_config": shared_train,
+    }
+
+    neurons = neurons_export(cfg, data, work / f"{cfg.variant}-s{cfg.seed}")
+
+    mc = first["model_config"]
+    all_runs = [r for v in VARIANTS for r in runs[v]]
+    device = first["device"].split(":")[0]
+    commit, dirty = git_lab_commit()
+    tokens_per_step = tc["batch_size"] * tc["block_size"]
+    card = {
+        "schema_version": schema.SCHEMA_VERSION,
+        "name": "sanguo-baseline-4l-d256",
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "command": cfg.command or "python -m lab export",
+        "code": {"lab_commit": commit, "lab_dirty": dirty},
+        "hardware": {"device": device,
+                     "name": torch.cuda.get_device_name(0) if device == "cuda" and torch.cuda.is_available() else cpu_name(),
+                     "cpu_count": os.cpu_count() or 1, "parallel_runs": int(all_config.get("jobs_resolved", 1)),
+                     "threads_per_run": first["threads"], "bf16_autocast": first["bf16_autocast"],
+                     "torch": torch.__version__},
+        "corpus": meta["corpus"],
+        "split": meta["split"],
+        "tokenizer": {"type": meta["tokenizer"]["type"],
+                      "library": f"tokenizers {__import__('tokenizers').__version__}",
+                      "pre_tokenizer": "ByteLevel, no regex pre-split (merges may cross punctuation)",
+                      "vocab_size": meta["tokenizer"]["vocab_size"], "trained_on": meta["tokenizer"]["trained_on"],
+                      "fragment_tokens": meta["tokenizer"]["fragment_tokens"]},
+        "architecture": {"type": "decoder-only Transformer", "n_layer": mc["n_layer"], "n_head": mc["n_head"],
+                         "d_model": mc["d_model"], "d_ff": mc["d_ff"], "vocab_size": mc["vocab_size"],
+                         "block_size": mc["block_size"], "position": f"RoPE (base {mc['rope_base']:g})",
+                         "norm": "pre-norm RMSNorm with a weight, no bias", "ffn": "SwiGLU", "bias": False,
+                         "tied_embedding": True, "init_std": 0.02,
+                         "residual_init_std": round(0.02 / (2 * mc["n_layer"]) ** 0.5, 6)},
+        "variants": [{k: v[k] for k in ("name", "description", "n_layer", "d_ff", "params")} for v in variants],
+        "training": {"steps": tc["steps"], "batch_size": tc["batch_size"], "block_size": tc["block_size"],
+                     "tokens_per_step": tokens_per_step, "tokens_seen": first["tokens"],
+                     "epochs": round(first["tokens"] / meta["split"]["train_tokens"], 2),
+                     "optimizer": "AdamW", "lr": tc["lr"], "min_lr": tc["min_lr"],
+                     "betas": [tc["beta1"], tc["beta2"]], "weight_decay": tc["weight_decay"],
+                     "grad_clip": tc["grad_clip"], "warmup_steps": tc["warmup_steps"],
+                     "schedule": "linear warmup, then cosine decay to min_lr", "dropout": tc["dropout"],
+                     "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if first["bf16_autocast"]
+                     else "fp32",
+                     "seeds": {v: [r["seed"] for r in runs[v]] for v in VARIANTS}},
+        "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4),
+                       "bigram_lambda": ngram["bigram_lambda"],
+                       "note": f"same tokenizer and split; unigram {ngram['unigram_smoothing']}-smoothed, bigram"
+                               f" linearly interpolated with it, weight picked on the"
+                               f" {ngram['bigram_lambda_picked_on']}"},
+        "timing": {"wall_seconds": 0.0, "prepare_seconds": round(timing.get("prepare_seconds", 0.0), 1),
+                   "train_seconds": round(timing.get("train_seconds", 0.0), 1), "export_seconds": 0.0,
+                   "runs": [{"variant": r["variant"], "seed": r["seed"], "wall_seconds": r["wall_seconds"],
+                             "tokens_per_second": r["train_tokens_per_second"]} for r in all_runs]},
+        "configs": {"prepare": meta["config"], "train": shared_train, "export": asdict(cfg), "all": all_config},
+    }
+    export_s = time.time() - t0
+    card["timing"]["export_seconds"] = round(export_s, 1)
+    card["timing"]["wall_seconds"] = round(card["timing"]["prepare_seconds"] + card["timing"]["train_seconds"]
+                                           + export_s, 1)
+
+    files = {"model-card.json": card, "ablation.json": ablation, "neurons.json": neurons}
+    for name, obj in files.items():
+        schema.validate(name, obj)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, obj in files.items():
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        os.replace(tmp, out / name)
+    schema.validate_dir(out)
+    sizes = {n: (out / n).stat().st_size for n in files}
+    print(f"export: wrote {', '.join(f'{n} ({s:,} B)' for n, s in sizes.items())} to {out}")
+    return files

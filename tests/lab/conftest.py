@@ -1,0 +1,7 @@
+"""Make the repository root importable (`import lab`) however pytest is started."""
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parents[2])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)

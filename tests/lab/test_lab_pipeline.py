@@ -1,0 +1,235 @@
+"""The lab pipeline on a tiny corpus made here: no real corpus, no GPU, a few seconds."""
+import json
+import random
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("tokenizers")
+
+from lab import export, prepare, schema, train  # noqa: E402
+from lab.__main__ import main  # noqa: E402
+from lab.model import GPT, VARIANTS, make_config  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+ROOT = Path(__file__).resolve().parents[2]
+PHRASES = ["玄德曰", "孔明笑曰", "曹操大怒", "引兵五千", "殺奔", "荊州", "關公", "張飛", "趙雲", "丞相",
+           "將軍", "不可", "於是", "只見", "大喜", "次日", "城中", "回寨", "魏延", "司馬懿"]
+RARE = "龘䶮𠀀鱻"  # each once: stays split into byte fragments
+NUMERALS = "一二三四五六"
+
+
+def make_corpus(path: Path) -> str:
+    rng = random.Random(0)
+    parts = []
+    for c, numeral in enumerate(NUMERALS):
+        parts.append(f"第{numeral}回　{''.join(rng.sample(PHRASES, 3))}\n")
+        for _ in range(10):
+            line = "，".join("".join(rng.choice(PHRASES) for _ in range(rng.randint(2, 4)))
+                            for _ in range(rng.randint(4, 12))) + "。"
+            parts.append(line + "\n")
+    parts.insert(-3, "張飛見" + RARE + "大驚，" + "".join(rng.choice(PHRASES) for _ in range(12)) + "。\n")
+    text = "".join(parts)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+TINY = {"vocab_size": 300, "val_chapters": 2}
+TINY_TRAIN = {"batch_size": 4, "block_size": 32, "lr": 3e-3, "warmup_steps": 2, "dropout": 0.0,
+              "eval_every": 1000, "progress": False, "amp": "off", "threads": 1}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("corpus") / "tiny.txt"
+    return path, make_corpus(path)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, corpus):
+    work = tmp_path_factory.mktemp("work")
+    prepare.run(prepare.PrepareConfig(corpus=str(corpus[0]), work_dir=str(work), **TINY))
+    return work
+
+
+def test_split_is_by_chapter_and_lossless(corpus, work):
+    text = corpus[1]
+    chapters = prepare.split_chapters(text)
+    assert len(chapters) == 6 and "".join(chapters) == text
+    meta = json.loads((work / "data/meta.json").read_text())
+    assert meta["split"]["train_chapters"] == [1, 4] and meta["split"]["val_chapters"] == [5, 6]
+    assert meta["split"]["val_first_title"] == "第五回"
+
+
+def test_tokenizer_round_trip_preserves_bytes(corpus, work):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(work / "data/tokenizer.json"))
+    pieces = [bytes.fromhex(h) for h in json.loads((work / "data/token_bytes.json").read_text())]
+    for text in (corpus[1], "未見之字：𪚥龘，é and ASCII\n", RARE):
+        ids = tok.encode(text).ids
+        assert b"".join(pieces[i] for i in ids) == text.encode("utf-8")
+        assert tok.decode(ids) == text
+    rare_pieces = [pieces[i] for i in tok.encode(RARE).ids]
+    assert any(export.is_fragment(p) for p in rare_pieces)
+    assert "\ufffd" in export.show(rare_pieces[0]) or not export.is_fragment(rare_pieces[0])
+    val = (work / "data/val.bin").read_bytes()
+    assert len(val) // 2 == json.loads((work / "data/meta.json").read_text())["split"]["val_tokens"]
+
+
+def count_params(n_layer, d, d_ff, vocab):
+    """Independent count: embedding (tied) + per block (qkv + out + 2 matrices... ) + norms."""
+    attn = 4 * d * d
+    ffn = 3 * d * d_ff
+    norms = d * (2 if d_ff else 1)
+    return vocab * d + n_layer * (attn + ffn + norms) + d
+
+
+@pytest.mark.parametrize("variant,expected", [("baseline", 3_688_704), ("no_ffn", 1_574_144),
+                                              ("attn_only_12l", 3_673_344)])
+def test_exact_parameter_counts(variant, expected):
+    cfg = make_config(**VARIANTS[variant])
+    model = GPT(cfg)
+    assert model.num_params() == expected
+    assert count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size) == expected
+    assert model.lm_head.weight is model.embed.weight
+    assert not any(name.endswith("bias") for name, _ in model.named_parameters())
+
+
+def test_parameter_matched_within_042_percent():
+    base = GPT(make_config(**VARIANTS["baseline"])).num_params()
+    deep = GPT(make_config(**VARIANTS["attn_only_12l"])).num_params()
+    assert abs(base - deep) / base < 0.0042
+
+
+def test_residual_projection_init_std():
+    torch.manual_seed(0)
+    model = GPT(make_config())
+    assert abs(0.02 / (2 * 4) ** 0.5 - 0.00707) < 1e-5
+    assert model.blocks[0].ffn.down.weight.std().item() == pytest.approx(0.00707, rel=0.02)
+    assert model.blocks[0].attn.proj.weight.std().item() == pytest.approx(0.00707, rel=0.02)
+    assert model.blocks[0].ffn.up.weight.std().item() == pytest.approx(0.02, rel=0.02)
+
+
+def test_unknown_override_is_rejected():
+    with pytest.raises(ValueError, match="n_layers"):
+        make_config(n_layers=2)
+    with pytest.raises(SystemExit, match="stepz"):
+        main(["train", "stepz=3"])
+
+
+def test_loss_falls(work):
+    cfg = train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "falls"), steps=40, **TINY_TRAIN)
+    result = train.run(cfg)
+    losses = torch.load(work / "falls/ckpt.pt", weights_only=False)["state"]["losses"]
+    assert sum(losses[-5:]) / 5 < losses[0] - 1.0
+    assert result["val_loss"] < losses[0]
+
+
+def test_resume_continues_the_same_run(work, monkeypatch):
+    base = dict(data_dir=str(work / "data"), steps=12, ckpt_every=4, **{**TINY_TRAIN, "dropout": 0.1})
+    whole = train.run(train.TrainConfig(out_dir=str(work / "whole"), **base))
+
+    real_get_batch, calls = train.get_batch, {"n": 0}
+
+    def killed_at_step_7(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 7:
+            raise KeyboardInterrupt  # as if the process were killed mid-run (last checkpoint: step 4)
+        return real_get_batch(*args, **kwargs)
+
+    monkeypatch.setattr(train, "get_batch", killed_at_step_7)
+    cut = train.TrainConfig(out_dir=str(work / "cut"), **base)
+    with pytest.raises(KeyboardInterrupt):
+        train.run(cut)
+    assert torch.load(work / "cut/ckpt.pt", weights_only=False)["state"]["step"] == 4
+    monkeypatch.setattr(train, "get_batch", real_get_batch)
+    resumed = train.run(cut)
+
+    def trajectory(name):
+        return torch.load(work / name / "ckpt.pt", weights_only=False)["state"]["losses"]
+
+    assert len(trajectory("whole")) == 12
+    assert trajectory("cut") == trajectory("whole")
+    assert resumed["val_loss"] == whole["val_loss"]
+    with pytest.raises(ValueError, match="other settings"):
+        train.run(replace(cut, lr=1e-3))
+
+
+def test_lr_schedule():
+    cfg = train.TrainConfig(lr=1.0, min_lr=0.0, warmup_steps=10, steps=110)
+    assert train.lr_at(0, cfg) == pytest.approx(0.1)
+    assert train.lr_at(60, cfg) == pytest.approx(0.5)
+    assert train.lr_at(110, cfg) == pytest.approx(0.0)
+
+
+def test_char_spans_give_fragments_empty_or_whole_spans():
+    pieces = [b"a", "公".encode()[:2], "公".encode()[2:] + b"b"]
+    assert export.char_spans(pieces, "a公b") == [(0, 1), (1, 1), (1, 3)]
+    assert [export.is_fragment(p) for p in pieces] == [False, True, True]
+    assert export.show(pieces[1]) == "\ufffd"
+    assert export.context_windows(5, 3) == [(0, 3, 3), (1, 4, 1), (2, 5, 1)]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, corpus):
+    root = tmp_path_factory.mktemp("all")
+    main(["all", "--corpus", str(corpus[0]), "--out", str(root / "export"), "--work", str(root / "runs"),
+          "vocab_size=300", "val_chapters=2", "seeds=2", "jobs=1", "steps=6", "batch_size=2", "block_size=32",
+          "eval_every=3", "progress=false", "amp=off", "threads=1", "passage_min_chars=40", "passage_max_chars=80",
+          "n_top=3", "n_random=2", "context_gap=4"])
+    return root / "export"
+
+
+def test_export_validates_against_its_schema(exported):
+    files = schema.validate_dir(exported)
+    assert sum((exported / n).stat().st_size for n in schema.FILES) < 1_000_000
+    ablation = files["ablation.json"]
+    assert [v["name"] for v in ablation["variants"]] == list(VARIANTS)
+    assert ablation["variants"][0]["seeds"] == [0, 1]
+    assert len({v["params"] for v in ablation["variants"]}) == 3
+    card = files["model-card.json"]
+    assert card["training"]["tokens_seen"] == 6 * 2 * 32 == ablation["tokens_per_run"]
+    assert card["corpus"]["chapters"] == 6 and card["split"]["val_chapters"] == [5, 6]
+    assert card["configs"]["train"]["steps"] == 6
+    neurons = files["neurons.json"]
+    assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 3 + ["random"] * 2
+    assert neurons["layer"] == {"index": 1, "number": 2, "n_layer": 4,
+                                "convention": "0-based block index 1 = block 2 of 4 (第 2 层)"}
+    peaks = [n["max_activation"] for n in neurons["neurons"] if n["kind"] == "top"]
+    assert peaks == sorted(peaks, reverse=True)
+
+
+def test_token_spans_reassemble_the_passage(exported, corpus):
+    neurons = json.loads((exported / "neurons.json").read_text())
+    passage = neurons["passage"]
+    assert 40 <= len(passage["text"]) <= 80 and passage["text"] in corpus[1]
+    assert "".join(passage["text"][t["start"]:t["end"]] for t in passage["tokens"]) == passage["text"]
+    for t in passage["tokens"]:
+        if not t["fragment"]:
+            assert t["text"] == passage["text"][t["start"]:t["end"]]
+
+
+def test_schema_errors_name_file_and_key_path(exported):
+    data = json.loads((exported / "ablation.json").read_text())
+    data["variants"][1]["val_losses"][0] = "x"
+    with pytest.raises(schema.SchemaError, match=r"^ablation.json: variants\[1\].val_losses\[0\]: expected a number"):
+        schema.validate("ablation.json", data)
+    data = json.loads((exported / "neurons.json").read_text())
+    data["passage"]["tokens"][1]["start"] += 1
+    with pytest.raises(schema.SchemaError, match=r"^neurons.json: passage.tokens\[1\]"):
+        schema.validate("neurons.json", data)
+    data = json.loads((exported / "model-card.json").read_text())
+    del data["corpus"]["sha256"]
+    with pytest.raises(schema.SchemaError, match=r"^model-card.json: corpus.sha256: missing key"):
+        schema.validate("model-card.json", data)
+
+
+def test_schema_imports_without_torch():
+    code = "import sys; sys.modules['torch'] = None; sys.modules['numpy'] = None; import lab.schema"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
