@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from . import params
+from .real_model import real_model_facts
 
 
 def silu(x):
@@ -107,4 +108,7 @@ def build_facts(data):
         "clamps": clamp_facts(frontier),
         "papers": paper_facts(data["papers"]),
         "silu10_times10": silu(10.0) * 10.0,
+        # Our own model, once lab/ has exported it (None before the first real run).
+        "real": (real_model_facts(data["real-model/model-card"], data["real-model/ablation"])
+                 if "real-model/model-card" in data else None),
     }
