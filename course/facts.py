@@ -109,6 +109,7 @@ def build_facts(data):
         "papers": paper_facts(data["papers"]),
         "silu10_times10": silu(10.0) * 10.0,
         # Our own model, once lab/ has exported it (None before the first real run).
-        "real": (real_model_facts(data["real-model/model-card"], data["real-model/ablation"])
+        "real": (real_model_facts(data["real-model/model-card"], data["real-model/ablation"],
+                                  data["real-model/neurons"])
                  if "real-model/model-card" in data else None),
     }
