@@ -79,8 +79,11 @@ def on_files(files, config):
 @_reported
 def on_page_markdown(markdown, page, config, files):
     rel = f"lessons/{page.file.src_uri}"
+    source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+    # mkdocs hands over the Markdown without its front matter: count those lines back in.
+    offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
     _build["widgets"].embedded.clear()
-    rendered = render_lesson(_build["env"], markdown, rel)
+    rendered = render_lesson(_build["env"], markdown, rel, offset)
     checks.check_lesson(rendered, rel, page.meta)
     page.meta["experiments"] = len(_build["widgets"].embedded)  # shown in the lesson header
     return rendered

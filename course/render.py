@@ -14,18 +14,22 @@ def make_env(facts, filters, widget, model):
     return env
 
 
-def render_lesson(env, source, rel):
-    """Render one lesson's Markdown; any fault becomes CourseError('lessons/x.md', msg, line)."""
+def render_lesson(env, source, rel, line_offset=0):
+    """Render one lesson's Markdown; any fault becomes CourseError('lessons/x.md', msg, line).
+
+    `line_offset` is the number of file lines before `source` (the front matter).
+    """
     try:
         code = env.compile(source, name=rel, filename=rel)
         return env.template_class.from_code(env, code, env.make_globals(None)).render()
     except jinja2.TemplateSyntaxError as e:
-        raise CourseError(rel, f"Jinja syntax error: {e.message}", e.lineno) from None
+        raise CourseError(rel, f"Jinja syntax error: {e.message}", e.lineno + line_offset) from None
     except Exception as e:  # undefined names, unknown widgets, model failures
         message = e.message if isinstance(e, CourseError) else f"{type(e).__name__}: {e}"
         if isinstance(e, CourseError) and e.path != rel:
             message = str(e)  # a fault in another file (a widget model): keep its own location
-        raise CourseError(rel, message, _template_line(e.__traceback__, rel)) from None
+        line = _template_line(e.__traceback__, rel)
+        raise CourseError(rel, message, None if line is None else line + line_offset) from None
 
 
 def _template_line(tb, rel):

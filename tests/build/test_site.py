@@ -13,7 +13,8 @@ def page(site_dir, rel="c4/l1-ffn/index.html"):
 
 def test_lesson_ships_the_widgets_first_state(site_dir):
     html = page(site_dir)
-    assert 'data-widget="linear-fit" data-ready="false"' in html
+    tag = re.search(r'<div class="cw-widget"[^>]*data-widget="linear-fit"[^>]*>', html).group(0)
+    assert 'data-ready="false"' in tag and "data-params=" in tag
     assert re.search(r'data-out="mse">0\.500<', html)
     assert re.search(r'data-row="不难吃">.*?data-out="yhat">0\.00<', html, re.S)
     assert "用最小二乘求最优" in html
