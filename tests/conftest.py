@@ -22,6 +22,31 @@ def build_site(out, env=None):
                           capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
+PROJECT_PARTS = ["build.py", "mkdocs.yml", "package.json", "course", "data", "lessons", "theme", "widgets"]
+
+
+@pytest.fixture
+def scratch_project(tmp_path):
+    """A scratch copy of the project (node_modules linked) that a test may break,
+    with a previous build in site/ that a failed build must leave alone."""
+    copy = tmp_path / "project"
+    copy.mkdir()
+    for part in PROJECT_PARTS:
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, copy / part)
+    (copy / "node_modules").symlink_to(ROOT / "node_modules")
+    old_site = copy / "site"
+    old_site.mkdir()
+    (old_site / "index.html").write_text("the previous build")
+    return copy
+
+
+def build_copy(project):
+    """`python build.py` inside a scratch project."""
+    return subprocess.run([sys.executable, str(project / "build.py"), "--out", str(project / "site")],
+                          capture_output=True, text=True, cwd=project)
+
+
 @pytest.fixture(scope="session")
 def served_site(tmp_path_factory):
     """The site built for and served at http://127.0.0.1:PORT/course/ (a Pages-like sub-path)."""
