@@ -1,7 +1,7 @@
 """Typeset the formulas of a rendered page with KaTeX (Node), so math reads without JavaScript.
 
 pymdownx.arithmatex (generic mode) leaves `<span class="arithmatex">\\(...\\)</span>`
-and `<div class="arithmatex">\\[...\\]</div>`; this replaces each with KaTeX's HTML.
+and `<div class="arithmatex">\\[...\\]</div>`; this fills each with KaTeX's HTML.
 Only KaTeX's CSS and fonts ship to the site.
 """
 import html
@@ -37,7 +37,8 @@ def typeset(page_html, markdown, rel):
             raise CourseError(rel, f"KaTeX cannot typeset `{item['tex']}`: {result['error']}",
                               _line_of(item["tex"], markdown))
     rendered = iter(r["html"] for r in results)
-    return MATH.sub(lambda m: next(rendered), page_html)
+    # Keep the arithmatex wrapper: Material lets a wide display formula scroll inside it.
+    return MATH.sub(lambda m: f'<{m.group(1)} class="arithmatex">{next(rendered)}</{m.group(1)}>', page_html)
 
 
 def _line_of(tex, markdown):

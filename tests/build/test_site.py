@@ -22,7 +22,8 @@ def test_lesson_ships_the_widgets_first_state(site_dir):
 
 def test_formulas_are_typeset_at_build_time(site_dir):
     html = page(site_dir)
-    assert 'class="katex"' in html and 'class="arithmatex"' not in html
+    assert 'class="katex"' in html
+    assert 'class="arithmatex">\\(' not in html and 'class="arithmatex">\\[' not in html
 
 
 def test_every_asset_is_served_by_the_site_itself(site_dir):
