@@ -20,7 +20,7 @@ def lesson_url(served_site):
 
 
 def out(page, name, row=None):
-    scope = f'[data-row="{row}"] ' if row else ""
+    scope = '[data-widget="linear-fit"] ' + (f'[data-row="{row}"] ' if row else "")
     return page.locator(f'{scope}[data-out="{name}"]').first.inner_text()
 
 
@@ -30,19 +30,21 @@ def test_widget_goes_live_then_sliders_and_least_squares_work(page, served_site)
     page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
     page.wait_for_selector(LIVE, timeout=60_000)
 
-    page.focus('input[name="b"]')
+    page.focus('[data-widget="linear-fit"] input[name="b"]')
     page.keyboard.press("End")  # b = 2
-    page.wait_for_function("document.querySelector('[data-out=\"mse\"]').textContent === '2.500'")
+    page.wait_for_function(
+        "document.querySelector('[data-widget=\"linear-fit\"] [data-out=\"mse\"]').textContent === '2.500'")
     assert out(page, "yhat", row="不难吃") == "2.00"
     assert out(page, "b") == "2.00"
     assert out(page, "identity-left") == out(page, "identity-right") == "3.00"
 
     page.click('[data-action="least-squares"]')
-    page.wait_for_function("document.querySelector('[data-out=\"mse\"]').textContent === '0.250'")
-    values = {name: page.input_value(f'input[name="{name}"]') for name in "abc"}
+    page.wait_for_function(
+        "document.querySelector('[data-widget=\"linear-fit\"] [data-out=\"mse\"]').textContent === '0.250'")
+    values = {name: page.input_value(f'[data-widget="linear-fit"] input[name="{name}"]') for name in "abc"}
     assert {k: float(v) for k, v in values.items()} == {"a": 0.0, "b": 0.0, "c": 0.5}
     assert {out(page, "yhat", row=r) for r in ("好吃", "不好吃", "难吃", "不难吃")} == {"0.50"}
-    assert "c = 0.50" in page.locator(".cw-sr").inner_text()
+    assert "c = 0.50" in page.locator('[data-widget="linear-fit"] .cw-sr').inner_text()
 
     host = served_site[1].split("/course/")[0]
     offsite = [r.url for r in page.requests if not r.url.startswith((host, "data:", "blob:"))]
@@ -53,10 +55,10 @@ def test_without_javascript_the_first_state_is_there(browser, served_site):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(lesson_url(served_site))
-    assert page.locator('[data-out="mse"]').inner_text() == "0.500"
-    assert page.locator('[data-row="好吃"] [data-out="yhat"]').inner_text() == "1.00"
+    assert page.locator('[data-widget="linear-fit"] [data-out="mse"]').inner_text() == "0.500"
+    assert page.locator('[data-widget="linear-fit"] [data-row="好吃"] [data-out="yhat"]').inner_text() == "1.00"
     assert page.get_attribute('[data-widget="linear-fit"]', "data-ready") == "false"
-    assert "构建时算好的初始状态" in page.locator(".cw-status").inner_text()
+    assert "构建时算好的初始状态" in page.locator('[data-widget="linear-fit"] .cw-status').inner_text()
     context.close()
 
 
@@ -64,8 +66,8 @@ def test_missing_pyodide_says_so_and_keeps_the_static_state(page, served_site):
     page.route("**/pyodide.asm.wasm", lambda route: route.abort())
     page.goto(lesson_url(served_site))
     page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
-    page.wait_for_selector('.cw-status[data-status="error"]', timeout=60_000)
-    assert "无法加载 Python 运行时" in page.locator(".cw-status").inner_text()
+    page.wait_for_selector('[data-widget="linear-fit"] .cw-status[data-status="error"]', timeout=60_000)
+    assert "无法加载 Python 运行时" in page.locator('[data-widget="linear-fit"] .cw-status').inner_text()
     assert out(page, "mse") == "0.500"
     assert page.get_attribute('[data-widget="linear-fit"]', "data-ready") == "false"
 
@@ -75,10 +77,12 @@ def test_python_boots_once_across_instant_navigation(page, served_site):
     page.goto(home)
     page.evaluate("window.sameDocument = true")
     page.click("a.md-footer__link--next")
+    page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()  # boots near the viewport
     page.wait_for_selector(LIVE, timeout=60_000)
     page.click("a.md-footer__link--prev")
     page.wait_for_url(home)
     page.click('article a[href$="c4/l1-ffn/"]')
+    page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
     page.wait_for_selector(LIVE, timeout=60_000)
     assert page.evaluate("window.sameDocument") is True, "instant navigation fell back to full loads"
     downloads = [r for r in page.requests if r.method == "GET" and r.url.endswith("pyodide.asm.wasm")]
@@ -95,6 +99,8 @@ def test_a_runaway_call_restarts_python_with_a_message(page, served_site):
         catch (error) { return error.message; }
     }""")
     assert "已重启 Python" in message
-    page.focus('input[name="c"]')
+    page.focus('[data-widget="linear-fit"] input[name="c"]')
     page.keyboard.press("End")  # the next call starts a fresh Python and still answers
-    page.wait_for_function("document.querySelector('[data-out=\"c\"]').textContent === '2.00'", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelector('[data-widget=\"linear-fit\"] [data-out=\"c\"]').textContent === '2.00'",
+        timeout=60_000)
