@@ -4,9 +4,6 @@ export function mount(root, api) {
   const params = { ...api.params };
   const panel = root.querySelector(".ffn");
   const slider = root.querySelector('input[name="b2"]');
-  let busy = false;
-  let again = false;
-  let speak = "announce"; // which of the model's sentences the live region reads after this call
 
   function draw(state) {
     api.fill(state);
@@ -20,24 +17,12 @@ export function mount(root, api) {
     }
   }
 
-  // One call in flight at a time; a drag that outruns Python collapses to its latest value.
-  async function refresh(what) {
-    speak = what;
-    if (busy) {
-      again = true;
-      return;
-    }
-    busy = true;
-    const state = await api.call("view", { ...params });
-    busy = false;
-    if (state && !again) {
-      draw(state);
-      api.announce(state[speak]);
-    }
-    if (again) {
-      again = false;
-      refresh(speak);
-    }
+  // `speak` names which of the model's sentences the live region reads after this call.
+  async function refresh(speak) {
+    const state = await api.latest("view", { ...params });
+    if (!state) return;
+    draw(state);
+    api.announce(state[speak]);
   }
 
   for (const radio of root.querySelectorAll('input[name="activation"]')) {

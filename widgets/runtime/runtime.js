@@ -126,6 +126,32 @@ export function fill(root, state) {
   }
 }
 
+/**
+ * Wrap a call so that calls made faster than Python answers collapse to the
+ * latest: one runs at a time, and a call overtaken while waiting or running
+ * resolves to null (a slider drag only ever draws its newest value).
+ */
+function latestOnly(callFn) {
+  let running = false;
+  let queued = null;
+  async function drain() {
+    running = true;
+    while (queued) {
+      const job = queued;
+      queued = null;
+      const state = await callFn(job.fn, job.args);
+      job.resolve(queued ? null : state);
+    }
+    running = false;
+  }
+  return (fn, args) =>
+    new Promise((resolve) => {
+      if (queued) queued.resolve(null);
+      queued = { fn, args, resolve };
+      if (!running) drain();
+    });
+}
+
 function statusOf(root) {
   const line = root.querySelector(".cw-status");
   const text = line.querySelector(".cw-status-text");
@@ -177,6 +203,8 @@ function activate(root) {
           }
         },
       };
+      // Like call, but overtaken calls resolve to null: use it for sliders and pickers.
+      api.latest = latestOnly(api.call);
       await view.mount(root, api);
       root.dataset.ready = "true";
       status.ready();
