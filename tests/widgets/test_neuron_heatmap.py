@@ -1,0 +1,319 @@
+"""The neuron-heatmap model: the diverging colour scale, the honest reading, the compact page data.
+
+Hand-made fixtures flip each comparison (sign, scale source, concentrated vs scattered, top vs random
+more readable); the lab's tiny-corpus export (tests/fixtures/real-model/neurons.json) checks the format.
+"""
+import colorsys
+import copy
+import json
+import re
+from html import unescape
+
+import pytest
+from conftest import ROOT
+
+from course.widgets import Renderer, load_model
+
+model = load_model("neuron-heatmap")
+FIXTURE = json.loads((ROOT / "tests/fixtures/real-model/neurons.json").read_text(encoding="utf-8"))
+RGBA = re.compile(r"rgba\((\d+), (\d+), (\d+), ([\d.]+)\)")
+
+
+def rgba(css):
+    r, g, b, a = RGBA.fullmatch(css).groups()
+    return (int(r), int(g), int(b)), float(a)
+
+
+def ctx(token, fragment=False, activation=1.0, after=""):
+    return [activation, "前文", token, after, fragment]
+
+
+def neuron(index, kind, peaks, acts=(0.0,), peak=1.0):
+    """A compact neuron whose top contexts peak on `peaks` ("�" = a byte fragment)."""
+    return {"index": index, "kind": kind, "max": peak, "acts": list(acts),
+            "contexts": [ctx(t, t == "\ufffd") for t in peaks]}
+
+
+def compact_data(neurons, tokens=(("公", False),)):
+    return {"layer": 2, "n_layer": 4, "d_ff": 688, "chapter": 109,
+            "selection": {"top": sum(n["kind"] == "top" for n in neurons),
+                          "random": sum(n["kind"] == "random" for n in neurons), "random_seed": 0},
+            "tokens": [list(t) for t in tokens], "neurons": neurons}
+
+
+# --- colour: a symmetric diverging scale, positive orange, negative blue, 0 transparent ---
+
+def test_zero_is_transparent_and_the_sign_picks_the_hue():
+    assert model.color(0.0, 1.0) == "transparent"
+    pos, a_pos = rgba(model.color(0.4, 1.0))
+    neg, a_neg = rgba(model.color(-0.4, 1.0))
+    assert pos == model.POSITIVE and neg == model.NEGATIVE and pos != neg
+    assert a_pos == a_neg == pytest.approx(0.4 * model.ALPHA_MAX, abs=1e-3)  # symmetric around 0
+
+
+@pytest.mark.parametrize("small, big", [(0.1, 0.3), (-0.1, -0.3), (0.2, -0.9), (-0.05, 0.5)])
+def test_opacity_grows_with_the_absolute_value_whatever_the_sign(small, big):
+    assert rgba(model.color(small, 1.0))[1] < rgba(model.color(big, 1.0))[1]
+
+
+def test_opacity_is_proportional_and_capped_at_the_scale():
+    s = 2.0
+    for v in (0.5, 1.0, 1.5, 2.0):
+        assert rgba(model.color(v, s))[1] == pytest.approx(model.ALPHA_MAX * v / s, abs=1e-3)
+    assert rgba(model.color(7.0, s))[1] == rgba(model.color(-7.0, s))[1] == model.ALPHA_MAX
+    assert model.color(1.0, 0.0) == "transparent"
+
+
+def test_the_scale_is_the_validation_maximum_unless_the_passage_goes_further():
+    assert model.scale({"max": 0.75, "acts": [0.1, -0.3, 0.6]}) == 0.75       # the exported val maximum
+    assert model.scale({"max": 0.75, "acts": [0.1, -0.9, 0.6]}) == 0.9        # a stronger negative value
+    assert model.scale({"max": 0.75, "acts": [0.1, 0.2, 1.25]}) == 1.25       # passage beyond (rounding)
+
+
+def test_legend_runs_from_minus_s_through_transparent_to_s():
+    legend = model.legend(0.5)
+    assert (legend["min"], legend["max"]) == ("−0.500", "0.500")
+    stops = re.findall(r"(rgba\([^)]*\)|transparent) ([\d.]+)%", legend["gradient"])
+    assert [float(p) for _, p in stops] == sorted(float(p) for _, p in stops)
+    assert stops[0][0] == model.color(-0.5, 0.5) and stops[-1][0] == model.color(0.5, 0.5)
+    assert stops[len(stops) // 2] == ("transparent", "50.0")
+
+
+def hsla(h, s, l, a=1.0):
+    r, g, b = colorsys.hls_to_rgb(h / 360, l, s)
+    return (255 * r, 255 * g, 255 * b), a
+
+
+def over(fg, alpha, bg):
+    return tuple(alpha * f + (1 - alpha) * b for f, b in zip(fg, bg))
+
+
+def contrast(c1, c2):
+    def lum(c):
+        lin = [v / 255 / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(c1), lum(c2)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+# Material's default and slate palettes (hue 225): the passage sits on --md-default-bg-color.
+PALETTES = {"default": ((255, 255, 255), ((0, 0, 0), 0.87)),
+            "slate": (hsla(225, .15, .14)[0], hsla(225, .15, .90, .82))}
+
+
+@pytest.mark.parametrize("palette", PALETTES)
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_the_deepest_colour_keeps_text_readable(palette, value):
+    bg, (fg, fg_alpha) = PALETTES[palette]
+    hue, alpha = rgba(model.color(value, 1.0))
+    behind = over(hue, alpha, bg)
+    assert contrast(over(fg, fg_alpha, behind), behind) >= 4.5
+
+
+# --- the reading: verdicts from the top contexts, never from the seed ---
+
+def test_a_majority_on_one_token_is_concentrated():
+    v = model.verdict([ctx("公"), ctx("公"), ctx("曰"), ctx("公"), ctx("公")])
+    assert v["concentrated"] and v["peak"] == "公" and v["count"] == 4
+    assert v["text"] == "集中在「公」上（5 处里 4 处）"
+
+
+def test_two_of_five_is_scattered_and_names_the_tokens():
+    v = model.verdict([ctx("公"), ctx("曰"), ctx("公"), ctx("之"), ctx("依")])
+    assert not v["concentrated"] and v["peak"] is None
+    assert v["text"] == "分散在「公」「曰」「之」「依」上，看不出单一规律"
+
+
+def test_fragments_never_count_as_one_character():
+    # Five peaks on "�": the same glyph, but it could be any character's bytes.
+    v = model.verdict([ctx("\ufffd", True)] * 5)
+    assert not v["concentrated"] and v["fragments"] == 5
+    assert v["text"] == "5 处里 5 处落在被拆开的字节 � 上，认不出是哪个字"
+    v = model.verdict([ctx("\ufffd", True)] * 3 + [ctx("公"), ctx("曰")])
+    assert not v["concentrated"] and v["text"].endswith("；其余在「公」「曰」上")
+    v = model.verdict([ctx("公")] * 3 + [ctx("\ufffd", True)] * 2)
+    assert v["concentrated"] and v["text"] == "集中在「公」上（5 处里 3 处）；另有 2 处是被拆开的字节 �"
+    v = model.verdict([ctx("公"), ctx("公"), ctx("曰"), ctx("\ufffd", True), ctx("之")])
+    assert not v["concentrated"] and v["text"] == "分散在「公」「曰」「之」上，看不出单一规律；另有 1 处是被拆开的字节 �"
+
+
+def test_fragments_name_the_character_that_follows_them_when_most_share_it():
+    # 「可�惜」 three times: the fragments cannot be read, the next character can.
+    v = model.verdict([ctx("\ufffd", True, after="惜哉"), ctx("\ufffd", True, after="惜國"),
+                       ctx("\ufffd", True, after="惠；"), ctx("\ufffd", True, after="惜蹇"), ctx("公")])
+    assert not v["concentrated"] and (v["follows"], v["follow_count"]) == ("惜", 3)
+    assert v["text"] == "5 处里 4 处落在被拆开的字节 � 上，认不出是哪个字（其中 3 处后面紧跟着「惜」）；其余在「公」上"
+    # Two and two: no majority, no hint.
+    v = model.verdict([ctx("\ufffd", True, after=a) for a in ("幟", "幽", "幟", "幽", "幡")])
+    assert v["follows"] is None and "紧跟" not in v["text"]
+    # The character after a whole token is never used.
+    v = model.verdict([ctx("公", after="曰")] * 3 + [ctx("\ufffd", True, after="曰")] * 2)
+    assert v["concentrated"] and v["follows"] is None
+
+
+def test_whitespace_tokens_are_made_visible():
+    v = model.verdict([ctx("曰\n")] * 3 + [ctx("\u3000"), ctx(" ")])
+    assert v["text"].startswith("集中在「曰↵」上") and "「" + "\n" not in v["text"]
+
+
+def reading_of(neurons):
+    return model.reading({"data": compact_data(neurons)})
+
+
+SCATTERED = ["公", "曰", "之", "依", "\ufffd"]
+
+
+def test_summary_when_the_top_neurons_read_better():
+    r = reading_of([neuron(641, "top", ["公"] * 4 + ["曰"]), neuron(27, "top", ["依"] * 3 + SCATTERED[:2]),
+                    neuron(22, "top", SCATTERED), neuron(359, "random", SCATTERED),
+                    neuron(110, "random", ["\ufffd"] * 5)])
+    assert (r["top"], r["random"]) == ({"n": 3, "concentrated": 2}, {"n": 2, "concentrated": 0})
+    assert r["summary"].startswith("按最大激活挑出的 3 个神经元里，2 个集中在单个字上（#641「公」、#27「依」）；"
+                                   "随机对照的 2 个里一个也没有。按最大激活挑出的更容易读出规律，随机抽的大多读不出。")
+    assert "挑出的一组 15 处里 1 处，随机对照 10 处里 6 处" in r["summary"]
+    assert "紧跟" not in r["summary"]  # no fragment majority shares a following character
+    assert [v["index"] for v in r["neurons"]] == [641, 27, 22, 359, 110]
+
+
+def test_summary_names_fragment_neurons_followed_by_one_character():
+    follow = [[1.0, "前", "\ufffd", "捨命", True]] * 3 + [[1.0, "前", "\ufffd", "捷。", True]] * 2
+    data = compact_data([{"index": 595, "kind": "top", "max": 1.0, "acts": [0.0], "contexts": follow},
+                         neuron(1, "top", ["公"] * 5), neuron(2, "random", SCATTERED)])
+    r = model.reading({"data": data})
+    assert r["top"]["concentrated"] == 1  # #595 is not counted: its peaks cannot be read
+    assert ("有的过半后面紧跟着同一个字，可能亮在那个字的字节上，但导出的数据分辨不了："
+            "挑出的一组有 1 个（#595「捨」），随机对照没有。") in r["summary"]
+
+
+def test_summary_when_the_random_controls_read_as_well():
+    r = reading_of([neuron(1, "top", ["公"] * 3 + SCATTERED[1:3]), neuron(2, "top", SCATTERED),
+                    neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
+    assert "随机对照的 2 个里有 1 个（#3「之」）" in r["summary"]
+    assert "两组读得出规律的比例一样：在这份数据里，按最大激活挑选并没有挑出更好读的神经元" in r["summary"]
+    assert "只有" not in r["summary"]
+
+
+def test_summary_when_the_random_controls_read_better():
+    r = reading_of([neuron(1, "top", SCATTERED), neuron(2, "top", SCATTERED),
+                    neuron(3, "random", ["之"] * 5)])
+    assert r["summary"].startswith("按最大激活挑出的 2 个神经元里，没有一个集中在单个字上；随机对照的 1 个里有 1 个（#3「之」）。")
+    assert "随机对照读得出规律的比例反而更高" in r["summary"]
+
+
+def test_summary_when_some_random_ones_read_but_fewer():
+    r = reading_of([neuron(1, "top", ["公"] * 5), neuron(2, "top", ["曰"] * 5),
+                    neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
+    assert "随机对照的 2 个里只有 1 个（#3「之」）" in r["summary"]
+    assert r["summary"].count("随机抽的大多读不出") == 0  # half of them read: not "most do not"
+
+
+def test_reading_of_the_lab_fixture():
+    """The tiny-corpus export: its 300-token vocabulary splits nearly every character into bytes."""
+    r = model.reading({"data": FIXTURE})
+    assert r["top"] == {"n": 4, "concentrated": 0} and r["random"] == {"n": 2, "concentrated": 0}
+    assert all(v["text"].startswith("5 处里 5 处落在被拆开的字节 � 上，认不出是哪个字") for v in r["neurons"])
+    assert "没有一个集中在单个字上" in r["summary"] and "两组读得出规律的比例一样" in r["summary"]
+    # #307's strongest context is 「第�五回」: the character after each fragment is in the data.
+    follows = {v["index"]: v["follows"] for v in r["neurons"] if v["follows"]}
+    for index, char in follows.items():
+        contexts = next(n for n in FIXTURE["neurons"] if n["index"] == index)["top_contexts"]
+        assert 2 * sum(c["after"].startswith(char) for c in contexts if c["fragment"]) > len(contexts)
+    assert "挑出的一组 20 处里 20 处，随机对照 10 处里 10 处" in r["summary"]
+    assert r["criterion"].startswith("判定规则：一个神经元在整个验证集上最亮的 5 处里，过半")
+
+
+# --- compact data and the view ---
+
+def test_compact_keeps_what_the_page_shows_and_drops_the_rest():
+    data = model.compact(FIXTURE)
+    assert "export_config" not in json.dumps(data) and "model_config" not in json.dumps(data)
+    passage = FIXTURE["passage"]
+    assert "".join(t[0] for t in data["tokens"]) == passage["text"]
+    assert [t[1] for t in data["tokens"]] == [t["fragment"] for t in passage["tokens"]]
+    assert all(t[1] for t in data["tokens"] if not t[0])  # only fragments have an empty span
+    assert [n["acts"] for n in data["neurons"]] == [n["activations"] for n in FIXTURE["neurons"]]
+    assert data["layer"] == 2 and data["d_ff"] == 688 and data["chapter"] == passage["chapter"]
+    for token, t in zip(data["tokens"], passage["tokens"]):  # a fragment keeps its own text (with �)
+        assert token[2:] == ([t["text"]] if t["fragment"] else [])
+    assert len(json.dumps(data, ensure_ascii=False)) < 0.6 * len(json.dumps(FIXTURE, ensure_ascii=False))
+    assert model.compact(data) is data  # the browser calls view() with the compact form
+
+
+def test_missing_data_or_an_unknown_neuron_fails_loudly():
+    with pytest.raises(ValueError, match="needs data"):
+        model.view({"neuron": None, "data": None})
+    with pytest.raises(ValueError, match="neuron 5 is not in the data"):
+        model.view({"neuron": 5, "data": FIXTURE})
+    broken = copy.deepcopy(model.compact(FIXTURE))
+    broken["neurons"][1]["acts"].pop()
+    with pytest.raises(ValueError, match="#158"):
+        model.view({"neuron": None, "data": broken})
+
+
+def test_first_state_shows_the_strongest_top_neuron():
+    params = {"neuron": None, "data": FIXTURE}
+    s = model.view(params)
+    assert s["neuron"] == 307 and s["kind"] == "top"
+    assert params["data"] == model.compact(FIXTURE)  # what the build writes into the page
+    assert [g["label"] for g in s["groups"]] == ["按最大激活挑出", "随机对照"]
+    assert [o["text"] for o in s["groups"][0]["options"]][:2] == ["#307 · 最大激活 0.751", "#158 · 最大激活 0.721"]
+    assert [o["value"] for o in s["groups"][1]["options"]] == [397, 433]
+    assert s["out"]["legend-max"] == "0.751" and s["out"]["legend-min"] == "−0.751"
+    assert "排第 1" in s["out"]["kind"] and "688" in s["out"]["kind"]
+    tokens = FIXTURE["passage"]["tokens"]
+    assert len(s["tokens"]) == len(s["colors"]) == len(s["details"]) == len(tokens)
+    acts = FIXTURE["neurons"][0]["activations"]
+    assert s["colors"] == [model.color(a, 0.7509) for a in acts]
+    assert s["contexts"][0]["color"] == model.color(0.7509, 0.7509)  # the strongest context: deepest colour
+
+
+def test_token_details_name_the_token_the_fragment_and_the_value():
+    s = model.view({"neuron": 307, "data": FIXTURE})
+    tokens = FIXTURE["passage"]["tokens"]
+    whole = next(i for i, t in enumerate(tokens) if not t["fragment"])
+    assert s["details"][whole] == f"第 {whole + 1} 个 token：「{tokens[whole]['text']}」 · 激活 " + \
+        model.num(FIXTURE["neurons"][0]["activations"][whole], 3)
+    # tokens 0-2 are the bytes of the passage's first character; only the last one holds it.
+    first = FIXTURE["passage"]["text"][0]
+    assert (tokens[0]["end"], tokens[2]["end"]) == (0, 1)
+    assert s["tokens"][0] == {"text": "\ufffd", "empty": True, "fragment": True}
+    assert s["tokens"][2] == {"text": first, "empty": False, "fragment": True}
+    for i in (0, 2):
+        assert s["details"][i].startswith(f"第 {i + 1} 个 token：「�」（字节碎片：不成整字的字节显示为 �，在原文「{first}」处） · 激活 ")
+
+
+def test_a_fragment_that_also_holds_a_whole_character_shows_its_own_text():
+    data = compact_data([neuron(1, "top", ["公"], acts=(0.5, 0.25, -0.125))],
+                        tokens=(("說", False), ("，", True, "，\ufffd"), ("斷", True, "\ufffd")))
+    details = model.view({"neuron": 1, "data": data})["details"]
+    assert details[1] == "第 2 个 token：「，�」（字节碎片：不成整字的字节显示为 �，在原文「，」处） · 激活 0.250"
+    assert details[2].endswith("在原文「斷」处） · 激活 −0.125")
+
+
+def test_decimals_follow_the_size_of_the_activations():
+    big = compact_data([neuron(1, "top", ["公"], acts=(0.5,), peak=42.15), neuron(2, "random", ["公"], peak=5.1)])
+    s = model.view({"neuron": 2, "data": big})
+    assert [o["text"] for g in s["groups"] for o in g["options"]] == ["#1 · 最大激活 42.15", "#2 · 最大激活 5.10"]
+    assert s["out"]["legend-max"] == "5.10" and s["details"][0].endswith("激活 0.00")
+
+
+def test_another_neuron_recolours_the_passage():
+    first = model.view({"neuron": 307, "data": FIXTURE})
+    control = model.view({"neuron": 433, "data": FIXTURE})
+    assert control["kind"] == "random" and control["colors"] != first["colors"]
+    assert control["out"]["kind"].startswith("随机对照：从其余 684 个神经元里随机抽的")
+    assert control["out"]["verdict"].startswith("读一读（随机对照 #433）：")
+    assert control["out"]["legend-max"] == model.num(model.scale(model.pick(model.compact(FIXTURE), 433)), 3)
+
+
+def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
+    html = str(Renderer({"num": model.num})("neuron-heatmap", data=FIXTURE))
+    assert 'data-widget="neuron-heatmap"' in html
+    assert html.count("data-token=") == len(FIXTURE["passage"]["tokens"])
+    assert '<select name="neuron">' in html and '<optgroup label="随机对照">' in html
+    assert '<option value="307" selected>#307 · 最大激活 0.751</option>' in html
+    params = json.loads(unescape(re.search(r'data-params="([^"]*)"', html).group(1)))
+    assert params == {"neuron": None, "data": model.compact(FIXTURE)}
+    spans = re.findall(r'<span data-token="\d+"[^>]*>([^<]*)</span>', html)
+    assert "".join(t for t, tok in zip(spans, FIXTURE["passage"]["tokens"]) if tok["end"] > tok["start"]) == \
+        FIXTURE["passage"]["text"]

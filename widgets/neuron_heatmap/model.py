@@ -1,0 +1,365 @@
+"""Where our own model's FFN neurons light up: a validation passage as a heatmap.
+
+The data is lab/'s export `data/real-model/neurons.json` (format: lab/schema.py):
+one FFN layer of the project's baseline model, the top neurons by maximum
+activation over the validation split plus random controls, each with its
+activation on every token of one validation passage and its top contexts from the
+whole validation split. The build passes the parsed file as params["data"];
+compact() keeps only what the page needs, and the browser calls view() with that.
+
+Colour scale, per neuron, symmetric around 0: s = the larger of the neuron's
+maximum activation over the whole validation split (exported) and the largest
+|activation| in the passage. A value v gets POSITIVE or NEGATIVE with opacity
+ALPHA_MAX * |v| / s, 0 is transparent. One scale for the passage and the top
+contexts, so the strongest context is the deepest colour and a neuron that barely
+fires in this passage looks faint here, as it should.
+
+The reading (reading(), which the lesson prints) is computed from the data, never
+typed: a neuron counts as concentrated when more than half of its top contexts
+peak on the same token. Peaks on byte fragments (shown as �) cannot be told apart
+and never count; when most of them are followed by the same character the reading
+says so, as a fact of the text, not as a claim about what the fragment is.
+Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+"""
+import math
+
+from numfmt import num
+
+PARAMS = {"neuron": None, "data": None}
+
+POSITIVE = (217, 72, 1)     # deep orange: the neuron's value is above 0
+NEGATIVE = (33, 102, 172)   # blue: below 0 (SwiGLU values can be negative)
+ALPHA_MAX = 0.55            # the deepest colour; text over it keeps a 4.5:1 contrast in both palettes (tested)
+LEGEND_STOPS = 9            # colour stops across the legend bar, from −s to s
+FRAGMENT = "\ufffd"         # how a token that is not whole UTF-8 characters looks on its own
+GROUPS = (("top", "按最大激活挑出"), ("random", "随机对照"))
+VISIBLE = {"\n": "↵", " ": "␣", "\u3000": "␣"}  # whitespace a 「」 label could not show
+
+
+# --- the data the page carries -------------------------------------------------------------
+
+def compact(data):
+    """The parts of neurons.json the widget shows, small enough for the page's data-params.
+
+    Tokens become [display, fragment]: display = the passage's characters in the token's
+    span ("" for a byte fragment inside a character); a fragment adds its own text, where
+    bytes that are no whole character show as � ("，�" holds "，" and the next character's
+    first bytes). Contexts become [activation, before, token, after, fragment].
+    Activations stay as exported.
+    A dict that is already compact is returned as it is.
+    """
+    if data is None:
+        raise ValueError("neuron-heatmap needs data: the parsed data/real-model/neurons.json "
+                         "(embed it as widget(\"neuron-heatmap\", data=...))")
+    if "passage" not in data:
+        check_compact(data)
+        return data
+    passage = data["passage"]
+    text = passage["text"]
+    out = {
+        "layer": data["layer"]["number"],
+        "n_layer": data["layer"]["n_layer"],
+        "d_ff": data["d_ff"],
+        "chapter": passage["chapter"],
+        "selection": {k: data["selection"][k] for k in ("top", "random", "random_seed")},
+        "tokens": [[text[t["start"]:t["end"]], True, t["text"]] if t["fragment"]
+                   else [text[t["start"]:t["end"]], False] for t in passage["tokens"]],
+        "neurons": [{"index": n["index"], "kind": n["kind"], "max": n["max_activation"],
+                     "acts": n["activations"],
+                     "contexts": [[c["activation"], c["before"], c["token"], c["after"], c["fragment"]]
+                                  for c in n["top_contexts"]]}
+                    for n in data["neurons"]],
+    }
+    check_compact(out)
+    return out
+
+
+def check_compact(data):
+    """Fail loudly, naming the neuron, when the compact data cannot be drawn."""
+    for key in ("layer", "n_layer", "d_ff", "chapter", "selection", "tokens", "neurons"):
+        if key not in data:
+            raise ValueError(f"neuron-heatmap data lacks {key!r}")
+    if not data["neurons"]:
+        raise ValueError("neuron-heatmap data has no neurons")
+    for n in data["neurons"]:
+        if len(n["acts"]) != len(data["tokens"]):
+            raise ValueError(f"neuron #{n['index']}: {len(n['acts'])} activations for {len(data['tokens'])} tokens")
+        if n["kind"] not in dict(GROUPS):
+            raise ValueError(f"neuron #{n['index']}: unknown kind {n['kind']!r}")
+
+
+def pick(data, index):
+    """The neuron to show: `index`, or the first top neuron when index is None."""
+    if index is None:
+        return next((n for n in data["neurons"] if n["kind"] == "top"), data["neurons"][0])
+    for n in data["neurons"]:
+        if n["index"] == int(index):
+            return n
+    known = ", ".join(str(n["index"]) for n in data["neurons"])
+    raise ValueError(f"neuron {index} is not in the data (exported: {known})")
+
+
+# --- colour --------------------------------------------------------------------------------
+
+def scale(neuron):
+    """s of the symmetric scale [−s, s]: the neuron's validation maximum or the passage's largest |value|.
+
+    >>> scale({"max": 0.75, "acts": [0.1, -0.9]}) -> 0.9
+    """
+    return max([abs(neuron["max"])] + [abs(v) for v in neuron["acts"]])
+
+
+def color(value, s):
+    """CSS background for one activation on the scale [−s, s]; 0 (or s = 0) is transparent.
+
+    >>> color(0.5, 1.0), color(-3.0, 1.0), color(0.0, 1.0) -> ('rgba(217, 72, 1, 0.275)', 'rgba(33, 102, 172, 0.550)', 'transparent')
+    """
+    if s <= 0:
+        return "transparent"
+    alpha = round(ALPHA_MAX * min(1.0, abs(value) / s), 3)
+    if alpha == 0:
+        return "transparent"
+    r, g, b = POSITIVE if value > 0 else NEGATIVE
+    return f"rgba({r}, {g}, {b}, {alpha:.3f})"
+
+
+def decimals(data):
+    """Decimals for every activation the widget shows: about 3 significant digits of the largest.
+
+    >>> decimals({"neurons": [{"max": 0.75}]}), decimals({"neurons": [{"max": 42.15}]}) -> (3, 2)
+    """
+    top = max(abs(n["max"]) for n in data["neurons"])
+    return min(3, max(0, 3 - math.floor(math.log10(top)))) if top > 0 else 3
+
+
+def legend(s, places=3):
+    """The legend bar (a CSS gradient from −s to s) and its end labels.
+
+    >>> legend(1.0)["min"], legend(1.0)["max"] -> ('−1.000', '1.000')
+    """
+    stops = []
+    for k in range(LEGEND_STOPS):
+        frac = k / (LEGEND_STOPS - 1)  # 0 .. 1 across the bar
+        stops.append(f"{color(s * (2 * frac - 1), s)} {num(100 * frac, 1)}%")
+    return {"gradient": f"linear-gradient(to right, {', '.join(stops)})",
+            "min": num(-s, places), "max": num(s, places)}
+
+
+# --- the reading -----------------------------------------------------------------------------
+
+def label(text):
+    """A token as it reads inside 「」: whitespace made visible. >>> label("曰\\n") -> '曰↵'"""
+    return "".join(VISIBLE.get(ch, ch) for ch in text)
+
+
+def quoted(tokens):
+    """>>> quoted(["公", "曰"]) -> '「公」「曰」'"""
+    return "".join(f"「{label(t)}」" for t in tokens)
+
+
+def majority(items, n):
+    """The most frequent item if it fills more than half of n places (ties: the earliest), else None.
+
+    >>> majority(["公", "曰", "公", "公"], 5), majority(["公", "曰"], 5) -> (('公', 3), (None, 0))
+    """
+    counts = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    best = max(counts, key=lambda item: counts[item], default=None)  # max keeps the first of a tie
+    return (best, counts[best]) if best is not None and 2 * counts[best] > n else (None, 0)
+
+
+def verdict(contexts):
+    """Do a neuron's top contexts peak on one token? Read from the data, nothing else.
+
+    contexts: [activation, before, token, after, fragment] rows, strongest first. Concentrated
+    means more than half of them peak on the same whole token. A byte fragment (�) could be
+    any character's bytes, so fragments never count; when most peaks are fragments, the
+    verdict says which character follows them if more than half share it (a fact of the
+    text, not a claim about what the fragment is).
+    >>> verdict([[1, "", "公", "", False]] * 3 + [[1, "", "曰", "", False], [1, "", "�", "", True]])["text"]
+    -> '集中在「公」上（5 处里 3 处）；另有 1 处是被拆开的字节 �'
+    """
+    n = len(contexts)
+    whole = [c[2] for c in contexts if not c[4]]
+    fragments = n - len(whole)
+    ranked = list(dict.fromkeys(sorted(whole, key=whole.count, reverse=True)))  # by count, then strength
+    peak, count = majority(whole, n)
+    follows, follow_count = None, 0
+    if peak is not None:
+        text = f"集中在「{label(peak)}」上（{n} 处里 {count} 处）"
+        if fragments:
+            text += f"；另有 {fragments} 处是被拆开的字节 {FRAGMENT}"
+    elif 2 * fragments > n:
+        follows, follow_count = majority([c[3][0] for c in contexts if c[4] and c[3]], n)
+        text = f"{n} 处里 {fragments} 处落在被拆开的字节 {FRAGMENT} 上，认不出是哪个字"
+        if follows is not None:
+            text += f"（其中 {follow_count} 处后面紧跟着「{label(follows)}」）"
+        if ranked:
+            text += f"；其余在{quoted(ranked)}上"
+    else:
+        text = f"分散在{quoted(ranked)}上，看不出单一规律" if ranked else "没有导出最亮的位置"
+        if fragments:
+            text += f"；另有 {fragments} 处是被拆开的字节 {FRAGMENT}"
+    return {"concentrated": peak is not None, "peak": label(peak) if peak is not None else None,
+            "count": count, "n": n, "fragments": fragments,
+            "follows": label(follows) if follows is not None else None, "follow_count": follow_count,
+            "text": text}
+
+
+def criterion(data):
+    n = max((len(x["contexts"]) for x in data["neurons"]), default=0)
+    return (f"判定规则：一个神经元在整个验证集上最亮的 {n} 处里，过半落在同一个字（token）上，算「集中」；"
+            f"落在被拆开的字节 {FRAGMENT} 上的认不出是哪个字，不算。")
+
+
+def named(verdicts, key):
+    """>>> named([{"index": 641, "peak": "公"}], "peak") -> '#641「公」'"""
+    return "、".join(f"#{v['index']}「{v[key]}」" for v in verdicts)
+
+
+def summary(verdicts):
+    """The top group against the random controls, as the verdicts say."""
+    top = [v for v in verdicts if v["kind"] == "top"]
+    rnd = [v for v in verdicts if v["kind"] == "random"]
+    hits_t = [v for v in top if v["concentrated"]]
+    hits_r = [v for v in rnd if v["concentrated"]]
+    nt, ct, nr, cr = len(top), len(hits_t), len(rnd), len(hits_r)
+    first = (f"按最大激活挑出的 {nt} 个神经元里，{ct} 个集中在单个字上（{named(hits_t, 'peak')}）" if ct
+             else f"按最大激活挑出的 {nt} 个神经元里，没有一个集中在单个字上")
+    if not nr:
+        return first + "；这份数据没有随机对照。"
+    fewer = cr * nt < ct * nr  # the random share is lower than the top share
+    if cr:
+        second = f"随机对照的 {nr} 个里{'只有' if fewer else '有'} {cr} 个（{named(hits_r, 'peak')}）"
+    else:
+        second = f"随机对照的 {nr} 个里一个也没有"
+    if fewer:
+        verdict_line = "按最大激活挑出的更容易读出规律" + ("，随机抽的大多读不出。" if 2 * cr < nr else "。")
+    elif cr * nt == ct * nr:
+        verdict_line = "两组读得出规律的比例一样：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
+    else:
+        verdict_line = "随机对照读得出规律的比例反而更高：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
+    follow_t = [v for v in top if v["follows"]]
+    follow_r = [v for v in rnd if v["follows"]]
+    follow = ""
+    if follow_t or follow_r:
+        def group(vs):
+            return f"有 {len(vs)} 个（{named(vs, 'follows')}）" if vs else "没有"
+        follow = (f"最亮处多是被拆开的字节、认不出字的神经元里，有的过半后面紧跟着同一个字，可能亮在那个字的字节上，"
+                  f"但导出的数据分辨不了：挑出的一组{group(follow_t)}，随机对照{group(follow_r)}。")
+    frag_t = sum(v["fragments"] for v in top)
+    frag_r = sum(v["fragments"] for v in rnd)
+    fragments = (f"最亮处落在被拆开的字节 {FRAGMENT} 上的：挑出的一组 {sum(v['n'] for v in top)} 处里 {frag_t} 处，"
+                 f"随机对照 {sum(v['n'] for v in rnd)} 处里 {frag_r} 处。")
+    return f"{first}；{second}。{verdict_line}{follow}{fragments}"
+
+
+def reading(params):
+    """The honest reading of every exported neuron, for the lesson and the widget.
+
+    Returns {"neurons": [{index, kind, concentrated, peak, count, n, fragments, follows,
+    follow_count, text}], "summary": str, "criterion": str,
+    "top": {n, concentrated}, "random": {n, concentrated}}.
+    """
+    data = compact(params["data"])
+    verdicts = [{"index": x["index"], "kind": x["kind"], **verdict(x["contexts"])} for x in data["neurons"]]
+    groups = {kind: {"n": sum(v["kind"] == kind for v in verdicts),
+                     "concentrated": sum(v["kind"] == kind and v["concentrated"] for v in verdicts)}
+              for kind, _ in GROUPS}
+    return {"neurons": verdicts, "summary": summary(verdicts), "criterion": criterion(data), **groups}
+
+
+# --- the widget ------------------------------------------------------------------------------
+
+def place(tokens, i):
+    """Where a token sits in the passage: its characters, or for an empty span the character it is inside.
+
+    >>> place([["", True, "�"], ["荊", True, "�"]], 0) -> '荊'
+    """
+    if tokens[i][0]:
+        return tokens[i][0]
+    return next((t[0][0] for t in tokens[i + 1:] if t[0]), "")
+
+
+def token_detail(tokens, i, value, places=3):
+    """What hovering or tapping a token shows.
+
+    >>> token_detail([["曹操", False]], 0, -0.25) -> '第 1 个 token：「曹操」 · 激活 −0.250'
+    >>> token_detail([["", True, "�"], ["荊", True, "�"]], 0, 0.5)
+    -> '第 1 个 token：「�」（字节碎片：不成整字的字节显示为 �，在原文「荊」处） · 激活 0.500'
+    """
+    display, fragment = tokens[i][:2]
+    if fragment:
+        what = (f"「{label(tokens[i][2])}」（字节碎片：不成整字的字节显示为 {FRAGMENT}，"
+                f"在原文「{label(place(tokens, i))}」处）")
+    else:
+        what = f"「{label(display)}」"
+    return f"第 {i + 1} 个 token：{what} · 激活 {num(value, places)}"
+
+
+def kind_text(data, neuron):
+    if neuron["kind"] == "top":
+        tops = sorted((n["max"] for n in data["neurons"] if n["kind"] == "top"), reverse=True)
+        rank = tops.index(neuron["max"]) + 1
+        return (f"按最大激活挑出：在第 {data['layer']} 层的 {num(data['d_ff'])} 个神经元里，"
+                f"它在验证集上的最大激活排第 {rank}。")
+    rest = data["d_ff"] - data["selection"]["top"]
+    return (f"随机对照：从其余 {num(rest)} 个神经元里随机抽的"
+            f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。")
+
+
+def view(params):
+    """Everything the widget shows for one neuron: token colours and details, legend, contexts, reading.
+
+    params: {"neuron": index or None (the first top neuron), "data": neurons.json or its compact()}.
+    The build writes the params into the page after calling view(); view replaces params["data"]
+    with its compact form so the page carries only that.
+    """
+    data = compact(params.get("data"))
+    params["data"] = data
+    neuron = pick(data, params.get("neuron"))
+    places = decimals(data)
+    s = scale(neuron)
+    tokens = data["tokens"]
+    acts = neuron["acts"]
+    scale_source = (f"#{neuron['index']} 在整个验证集上的最大激活" if s == abs(neuron["max"])
+                    else f"这段文字里 #{neuron['index']} 的激活绝对值的最大值")
+    fragments = sum(1 for t in tokens if t[1])
+    empty = sum(1 for t in tokens if not t[0])
+    v = verdict(neuron["contexts"])
+    groups = [{"kind": kind, "label": name,
+               "options": [{"value": n["index"], "text": f"#{n['index']} · 最大激活 {num(n['max'], places)}",
+                            "selected": n is neuron}
+                           for n in data["neurons"] if n["kind"] == kind]}
+              for kind, name in GROUPS]
+    name = dict(GROUPS)[neuron["kind"]]
+    lg = legend(s, places)
+    return {
+        "neuron": neuron["index"],
+        "kind": neuron["kind"],
+        "groups": [g for g in groups if g["options"]],
+        "tokens": [{"text": t[0] or FRAGMENT, "empty": not t[0], "fragment": t[1]} for t in tokens],
+        "colors": [color(a, s) for a in acts],
+        "details": [token_detail(tokens, i, a, places) for i, a in enumerate(acts)],
+        "legend": lg,
+        "contexts": [{"activation": num(a, places), "before": before, "token": label(token),
+                      "after": after, "fragment": fragment, "color": color(a, s)}
+                     for a, before, token, after, fragment in neuron["contexts"]],
+        "out": {
+            "title": f"第 {data['layer']} 层 FFN 的真实神经元：字的底色就是它在这个 token 上的激活",
+            "kind": kind_text(data, neuron),
+            "legend-min": lg["min"],
+            "legend-max": lg["max"],
+            "legend-note": (f"橙 = 正，蓝 = 负，没有底色 = 0。每个神经元各用自己的刻度："
+                            f"最深的颜色 = ±{lg['max']}（{scale_source}）。"),
+            "passage-note": (f"第 {data['chapter']} 回的一段（验证集，训练时没见过），共 {num(len(tokens))} 个 token，"
+                             f"其中 {num(fragments)} 个是被拆开的字节（字节碎片）；"
+                             f"不含整字的 {num(empty)} 个显示为小号 {FRAGMENT}。"),
+            "token-detail": "把鼠标停在一个字上、点一下，或用方向键逐个查看：这里显示它的 token 和激活值。",
+            "contexts-title": f"#{neuron['index']} 在整个验证集上最亮的 {len(neuron['contexts'])} 处",
+            "verdict": f"读一读（{name} #{neuron['index']}）：{v['text']}。",
+            "criterion": criterion(data),
+        },
+        "announce": f"神经元 #{neuron['index']}（{name}）：{v['text']}。",
+    }
