@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, fields, replace
@@ -63,25 +63,33 @@ def split_overrides(pairs: list[str], classes) -> list[dict]:
     return routed
 
 
-def _train_worker(args):
-    cfg, slots = args
-    slot = slots.get()
-    try:
-        return train.run(replace(cfg, bar_position=slot))
-    finally:
-        slots.put(slot)
-
-
 def train_all(runs: list[train.TrainConfig], jobs: int) -> list[dict]:
-    """Train every run, `jobs` at a time (each in its own process, one share of the CPU threads)."""
+    """Train every run, `jobs` at a time. In parallel each run is its own
+    `python -m lab train` process (a crash or kill loses only that run's last steps)."""
     if jobs <= 1:
         return [train.run(c) for c in runs]
-    ctx = mp.get_context("spawn")
-    slots = ctx.Manager().Queue()
-    for i in range(jobs):
-        slots.put(i)
-    with ctx.Pool(jobs, maxtasksperchild=1) as pool:
-        return pool.map(_train_worker, [(c, slots) for c in runs], chunksize=1)
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    pending, active = list(runs), {}  # active: slot -> (process, config)
+    try:
+        while pending or active:
+            for slot in range(jobs):
+                if slot not in active and pending:
+                    cfg = replace(pending.pop(0), bar_position=slot)
+                    args = [f"{k}={v}" for k, v in asdict(cfg).items()]
+                    active[slot] = (subprocess.Popen([sys.executable, "-m", "lab", "train", *args], env=env), cfg)
+            time.sleep(0.5)
+            for slot, (proc, cfg) in list(active.items()):
+                if proc.poll() is not None:
+                    del active[slot]
+                    if proc.returncode:
+                        raise SystemExit(f"training {cfg.variant} seed {cfg.seed} failed (exit {proc.returncode});"
+                                         " run the same command again to resume")
+    finally:
+        for proc, _ in active.values():
+            proc.terminate()
+            proc.wait()
+    return [json.loads((c.resolved_out_dir() / "result.json").read_text()) for c in runs]
 
 
 def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
