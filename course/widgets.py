@@ -76,9 +76,11 @@ class Renderer:
         except Exception as e:
             raise CourseError(f"widgets/{folder_of(name).name}/model.py", f"view() failed: {e!r}") from None
         body = self.env.get_template(f"{folder_of(name).name}/widget.html").render(state=state, params=first)
+        # A model may trim what the page carries for later calls (e.g. a compact copy of its data).
+        shipped = model.page_params(first) if hasattr(model, "page_params") else first
         html = self.env.get_template("runtime/frame.html").render(
             name=name, body=Markup(body),
-            params_json=json.dumps(first, ensure_ascii=False))
+            params_json=json.dumps(shipped, ensure_ascii=False, separators=(",", ":")))
         # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
         return Markup("\n".join(line for line in html.splitlines() if line.strip()))
 

@@ -254,7 +254,8 @@ def test_first_state_shows_the_strongest_top_neuron():
     params = {"neuron": None, "data": FIXTURE}
     s = model.view(params)
     assert s["neuron"] == 307 and s["kind"] == "top"
-    assert params["data"] == model.compact(FIXTURE)  # what the build writes into the page
+    assert params["data"] is FIXTURE  # view() leaves its params alone
+    assert model.page_params(params)["data"] == model.compact(FIXTURE)  # what the build writes into the page
     assert [g["label"] for g in s["groups"]] == ["按最大激活挑出", "随机对照"]
     assert [o["text"] for o in s["groups"][0]["options"]][:2] == ["#307 · 最大激活 0.751", "#158 · 最大激活 0.721"]
     assert [o["value"] for o in s["groups"][1]["options"]] == [397, 433]

@@ -309,15 +309,17 @@ def kind_text(data, neuron):
             f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。")
 
 
+def page_params(params):
+    """What the page carries for the browser's calls: the compact data, not the whole export."""
+    return {**params, "data": compact(params.get("data"))}
+
+
 def view(params):
     """Everything the widget shows for one neuron: token colours and details, legend, contexts, reading.
 
     params: {"neuron": index or None (the first top neuron), "data": neurons.json or its compact()}.
-    The build writes the params into the page after calling view(); view replaces params["data"]
-    with its compact form so the page carries only that.
     """
     data = compact(params.get("data"))
-    params["data"] = data
     neuron = pick(data, params.get("neuron"))
     places = decimals(data)
     s = scale(neuron)

@@ -13,8 +13,6 @@ export function mount(root, api) {
   const hint = detail.textContent;
   let details = [];
   let chosen = null; // the token clicked or reached with the keyboard; hover shows others for a moment
-  let busy = false;
-  let again = false;
 
   // One tab stop for the whole passage (roving tabindex); arrows move between tokens.
   tokens.forEach((el, i) => el.setAttribute("tabindex", i === 0 ? "0" : "-1"));
@@ -66,23 +64,11 @@ export function mount(root, api) {
     show(chosen);
   }
 
-  // One call in flight at a time; quick changes of the picker collapse to the latest.
   async function refresh(speak) {
-    if (busy) {
-      again = true;
-      return;
-    }
-    busy = true;
-    const state = await api.call("view", { ...params });
-    busy = false;
-    if (state && !again) {
-      draw(state);
-      if (speak) api.announce(state.announce);
-    }
-    if (again) {
-      again = false;
-      await refresh(speak);
-    }
+    const state = await api.latest("view", { ...params });
+    if (!state) return;
+    draw(state);
+    if (speak) api.announce(state.announce);
   }
 
   select.addEventListener("change", () => {
