@@ -75,6 +75,9 @@ def test_missing_pyodide_says_so_and_keeps_the_static_state(page, served_site):
 def test_python_boots_once_across_instant_navigation(page, served_site):
     home = served_site[1]
     page.goto(home)
+    page.wait_for_load_state("networkidle")
+    assert not [r for r in page.requests if "/widgets/runtime/worker.js" in r.url or "/pyodide/" in r.url], \
+        "a page without widgets started Python"
     page.evaluate("window.sameDocument = true")
     page.click("a.md-footer__link--next")
     page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()  # boots near the viewport

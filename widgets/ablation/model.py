@@ -12,7 +12,7 @@ PARAMS = {"data": None, "selected": "baseline"}
 LABELS = {
     "baseline": "基线：{n} 层，注意力 + FFN",
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
-    "attn_only_12l": "纯注意力 {n} 层（参数对齐）",
+    "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
 }
 
 
