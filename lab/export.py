@@ -78,6 +78,24 @@ def char_spans(pieces: list[bytes], text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def touched_chars(pieces: list[bytes], text: str) -> list[tuple[int, int]]:
+    """Character range each token has at least one byte of: a fragment shows the
+    character it is part of.
+
+    touched_chars([b"a", "公".encode()[:2], "公".encode()[2:] + b"b"], "a公b") -> [(0, 1), (1, 2), (1, 3)]
+    """
+    ends, total = [], 0
+    for ch in text:
+        total += len(ch.encode("utf-8"))
+        ends.append(total)
+    out, pos = [], 0
+    for p in pieces:
+        a, b = pos, pos + len(p)
+        out.append((bisect.bisect_right(ends, a), bisect.bisect_left(ends, b) + 1))
+        pos = b
+    return out
+
+
 def is_fragment(piece: bytes) -> bool:
     """True when a token's bytes are not whole UTF-8 characters. is_fragment("公".encode()[:1]) -> True"""
     try:
@@ -194,7 +212,7 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
     pieces = [bytes.fromhex(h) for h in json.loads((data / "token_bytes.json").read_text())]
     val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))  # (N,)
     val_text = b"".join(pieces[i] for i in val.tolist()).decode("utf-8")
-    val_spans = char_spans([pieces[i] for i in val.tolist()], val_text)
+    val_touched = touched_chars([pieces[i] for i in val.tolist()], val_text)
 
     # Every validation token in the same non-overlapping windows as the val loss.
     block = mcfg.block_size
@@ -237,11 +255,12 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
                 break
         out = []
         for t in chosen:
-            a, b = val_spans[t]
+            a, b = val_touched[t]
             piece = pieces[int(val[t])]
             out.append({"activation": sig(acts[t, n].item(), cfg.digits),
                         "before": val_text[max(0, a - cfg.chars_before):a].replace("\n", " "),
-                        "token": show(piece), "after": val_text[b:b + cfg.chars_after].replace("\n", " "),
+                        "token": show(piece), "chars": val_text[a:b].replace("\n", " "),
+                        "after": val_text[b:b + cfg.chars_after].replace("\n", " "),
                         "fragment": is_fragment(piece)})
         return out
 

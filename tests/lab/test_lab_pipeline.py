@@ -173,6 +173,7 @@ def test_char_spans_give_fragments_empty_or_whole_spans():
     assert export.char_spans(pieces, "a公b") == [(0, 1), (1, 1), (1, 3)]
     assert [export.is_fragment(p) for p in pieces] == [False, True, True]
     assert export.show(pieces[1]) == "\ufffd"
+    assert export.touched_chars(pieces, "a公b") == [(0, 1), (1, 2), (1, 3)]
     assert export.context_windows(5, 3) == [(0, 3, 3), (1, 4, 1), (2, 5, 1)]
 
 
@@ -201,6 +202,9 @@ def test_export_validates_against_its_schema(exported):
     assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 3 + ["random"] * 2
     assert neurons["layer"] == {"index": 1, "number": 2, "n_layer": 4,
                                 "convention": "0-based block index 1 = block 2 of 4 (第 2 层)"}
+    for n in neurons["neurons"]:
+        assert n["top_contexts"] and all(c["chars"] for c in n["top_contexts"])
+        assert all(c["token"] == c["chars"] for c in n["top_contexts"] if not c["fragment"])
     peaks = [n["max_activation"] for n in neurons["neurons"] if n["kind"] == "top"]
     assert peaks == sorted(peaks, reverse=True)
 
