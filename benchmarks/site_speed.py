@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import BROWSER_ARGS, chromium_path  # noqa: E402
+from support import BROWSER_ARGS, chromium_path  # noqa: E402
 from sitectl import SiteServer  # noqa: E402
 
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide boot</title>

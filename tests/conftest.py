@@ -1,28 +1,18 @@
 """Shared fixtures: the project root, a site built once per session, and Chromium."""
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "widgets" / "common"))
 
 from sitectl import SiteServer  # noqa: E402
-
-
-def build_site(out, env=None):
-    """Run `python build.py --out OUT` as a user would; returns the CompletedProcess."""
-    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
-
-
-PROJECT_PARTS = ["build.py", "mkdocs.yml", "package.json", "course", "data", "lessons", "theme", "widgets"]
+from support import BROWSER_ARGS, PROJECT_PARTS, build_site, chromium_path  # noqa: E402
 
 
 @pytest.fixture
@@ -41,12 +31,6 @@ def scratch_project(tmp_path):
     return copy
 
 
-def build_copy(project):
-    """`python build.py` inside a scratch project."""
-    return subprocess.run([sys.executable, str(project / "build.py"), "--out", str(project / "site")],
-                          capture_output=True, text=True, cwd=project)
-
-
 @pytest.fixture(scope="session")
 def served_site(tmp_path_factory):
     """The site built for and served at http://127.0.0.1:PORT/course/ (a Pages-like sub-path)."""
@@ -61,19 +45,6 @@ def served_site(tmp_path_factory):
 @pytest.fixture(scope="session")
 def site_dir(served_site):
     return served_site[0]
-
-
-def chromium_path():
-    """Debian's Chromium (or another installed Chrome); None means Playwright's own browser."""
-    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser",
-                      "/usr/bin/google-chrome", shutil.which("chromium"), shutil.which("google-chrome")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from conftest import chromium_path
+from support import chromium_path
 
 
 def main():

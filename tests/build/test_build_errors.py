@@ -2,7 +2,7 @@
 import json
 import shutil
 
-from conftest import ROOT, build_copy
+from support import ROOT, build_copy
 
 
 def assert_failed_with(result, project, *expected):

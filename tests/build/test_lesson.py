@@ -2,7 +2,7 @@
 import re
 
 import pytest
-from conftest import build_copy
+from support import build_copy
 
 from course.checks import LESSON_SECTIONS
 

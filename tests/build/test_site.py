@@ -2,7 +2,7 @@
 import json
 import re
 
-from conftest import ROOT
+from support import ROOT
 
 from course import vendor
 

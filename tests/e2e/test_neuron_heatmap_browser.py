@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PROJECT_PARTS, ROOT
+from support import PROJECT_PARTS, ROOT
 from sitectl import SiteServer
 
 from course.widgets import load_model

@@ -2,7 +2,7 @@
 import importlib.util
 
 import pytest
-from conftest import ROOT, SHARED
+from support import ROOT, SHARED
 
 from course.data import load_data
 from course.facts import build_facts

@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from course.data import load_data, validate
 from course.errors import CourseError

@@ -1,5 +1,5 @@
 """House rules for widgets: each folder has its model, view, template and tests."""
-from conftest import ROOT
+from support import ROOT
 
 from course import widgets
 

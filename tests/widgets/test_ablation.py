@@ -3,7 +3,7 @@ import json
 import re
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from course.real_model import real_model_facts
 from course.widgets import load_model

@@ -3,7 +3,7 @@ import math
 import re
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from course.data import load_data
 from course.facts import build_facts

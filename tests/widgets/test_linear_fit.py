@@ -3,7 +3,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from course.widgets import load_model
 

@@ -10,7 +10,7 @@ import re
 from html import unescape
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from course.widgets import Renderer, load_model
 
