@@ -40,3 +40,45 @@ def test_share_agrees_with_the_independent_count(facts):
     spec.loader.exec_module(count_params)
     anchor = load_data(ROOT / "data", ROOT)["anchor-model"]
     assert count_params.ffn_share(anchor["config"]) == facts["anchor"]["ffn_share"]
+
+
+def test_gpt2_is_four_times_wide(facts):
+    assert (facts["gpt2"]["d"], facts["gpt2"]["d_ff"], facts["gpt2"]["ffn_ratio"]) == (768, 3072, 4.0)
+
+
+def test_the_eight_thirds_rule_and_deepseek_67b(facts):
+    ds = facts["deepseek67b"]
+    assert (ds["d"], ds["d_ff"]) == (8192, 22016)
+    assert round(ds["eight_thirds"]) == 21845 and ds["multiple_of_256"]  # 22,016 = 8d/3 rounded up to 256s
+
+
+def test_q_proj_carries_the_output_gate(facts):
+    anchor = facts["anchor"]
+    assert anchor["q_proj_out"] == 12288 == 2 * anchor["q_gate_width"] and anchor["q_gate_width"] == 6144
+
+
+def test_residual_writes_and_their_growth(facts):
+    assert facts["anchor"]["residual_writes"] == 128
+    assert round(facts["anchor"]["residual_std"], 2) == 11.36
+
+
+def test_silu_is_unbounded(facts):
+    assert round(facts["silu10_times10"], 3) == 99.995
+
+
+def test_paper_figures(facts):
+    papers = facts["papers"]
+    assert [r["ppl_dev"] for r in papers["vaswani"]["rows"]] == [5.12, 4.92, 4.75]
+    assert (papers["shazeer"]["gelu"], papers["shazeer"]["swiglu"]) == (1.983, 1.944)
+    assert (papers["qiu"]["baseline"], papers["qiu"]["gated"]) == (0.467, 0.048)
+
+
+def test_our_models_residual_init_follows_the_rule():
+    """0.02 / sqrt(2 x 4) = 0.00707, from lab's model card (the fixture until the real export lands)."""
+    import json
+    from course.real_model import real_model_facts
+    fixture = ROOT / "tests" / "fixtures" / "real-model"
+    files = {n: json.loads((fixture / f"{n}.json").read_text(encoding="utf-8")) for n in ("model-card", "ablation", "neurons")}
+    real = real_model_facts(files["model-card"], files["ablation"], files["neurons"])
+    assert round(real["residual_init_rule"], 5) == 0.00707
+    assert real["residual_init_rule"] == pytest.approx(real["residual_init_std"], rel=1e-3)
