@@ -65,3 +65,9 @@ def test_fixture_export_renders():
     state = model.view({"data": real["ablation"], "selected": "baseline"})
     assert len(state["sentences"]) == 2
     assert re.search(r"\d", state["out"]["detail"])
+
+
+def test_a_variant_worse_than_the_bigram_reference_is_said_to_be():
+    no_ffn, attn = model.sentences(data_with(5.90, 5.30))
+    assert "不如只看前一个 token 的插值 bigram（5.62）" in no_ffn
+    assert "bigram" not in attn

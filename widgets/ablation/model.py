@@ -79,6 +79,10 @@ def sentences(data):
         else:
             verdict = (f"验证集损失从基线的 {num(base, 3)} 降到 {num(row['mean'], 3)}，低了 {num(-row['gap'], 3)}，"
                        f"超出噪声底线 {num(floor, 3)}：反而比基线好")
+        bigram = data["references"]["bigram"]
+        if row["mean"] > bigram:
+            verdict += (f"；它甚至不如只看前一个 token 的插值 bigram（{num(bigram, 2)}），"
+                        f"说明在这个训练量下它还没学到多少超出相邻统计的东西")
         out.append(f"{row['label']}（{size}）：{verdict}。")
     return out
 
