@@ -69,3 +69,19 @@ def test_lesson_without_a_section_fails_the_build(scratch_project):
     lesson.write_text(lesson.read_text(encoding="utf-8").replace("## ⑧ 一句话", "## 一句话"), encoding="utf-8")
     result = build_copy(scratch_project)
     assert result.returncode != 0 and "lessons/c4/l1-ffn.md" in result.stderr and "⑧" in result.stderr
+
+
+def test_real_model_section_reads_the_export(text):
+    """Once lab/ has exported, the section shows our model's numbers, decided by the data."""
+    from support import ROOT
+    from course.data import load_data
+    from course.facts import build_facts
+    from course.widgets import load_model
+    real = build_facts(load_data(ROOT / "data", ROOT))["real"]
+    assert real is not None, "data/real-model/ is committed, so the section must render"
+    assert f"= {real['residual_init_rule']:.5f}" in text  # 0.02 / sqrt(2 x 4) in the evolution table
+    for sentence in load_model("ablation").sentences(real["ablation"]):
+        assert sentence in text
+    reading = load_model("neuron-heatmap").reading({"data": real["neurons"]})
+    assert reading["summary"] in text
+    assert "这一节正在准备" not in text
