@@ -80,9 +80,14 @@ class Renderer:
         shipped = model.page_params(first) if hasattr(model, "page_params") else first
         html = self.env.get_template("runtime/frame.html").render(
             name=name, body=Markup(body),
-            params_json=json.dumps(shipped, ensure_ascii=False, separators=(",", ":")))
+            params_json=_single_quoted(json.dumps(shipped, ensure_ascii=False, separators=(",", ":"))))
         # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
         return Markup("\n".join(line for line in html.splitlines() if line.strip()))
+
+
+def _single_quoted(text):
+    """Escape for an attribute in single quotes: JSON's many double quotes stay as they are."""
+    return Markup(text.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;"))
 
 
 def shipped_files():
