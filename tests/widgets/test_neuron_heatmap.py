@@ -313,7 +313,7 @@ def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
     assert html.count("data-token=") == len(FIXTURE["passage"]["tokens"])
     assert '<select name="neuron">' in html and '<optgroup label="随机对照">' in html
     assert '<option value="307" selected>#307 · 最大激活 0.751</option>' in html
-    params = json.loads(unescape(re.search(r'data-params="([^"]*)"', html).group(1)))
+    params = json.loads(unescape(re.search(r"data-params='([^']*)'", html).group(1)))
     assert params == {"neuron": None, "data": model.compact(FIXTURE)}
     spans = re.findall(r'<span data-token="\d+"[^>]*>([^<]*)</span>', html)
     assert "".join(t for t, tok in zip(spans, FIXTURE["passage"]["tokens"]) if tok["end"] > tok["start"]) == \
