@@ -1,6 +1,6 @@
 """The export format of data/real-model/, checked with the standard library only.
 
-The site's build imports this module (no torch, no numpy):
+lab's tests and export use this module (no torch, no numpy); the site, which never imports lab/, checks the same files with data/schemas/real-model/:
 
     from lab.schema import validate_dir, SchemaError
     data = validate_dir("data/real-model")   # {"model-card.json": {...}, "ablation.json": {...}, "neurons.json": {...}}
