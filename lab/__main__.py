@@ -109,6 +109,10 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
     jobs = all_cfg.jobs or (1 if cuda else max(1, min(os.cpu_count() or 1, n_runs)))
     threads = max(1, (os.cpu_count() or 1) // jobs) if not cuda else 0
     timing["config"] = {**asdict(all_cfg), "jobs_resolved": jobs, "threads_per_run": threads}
+    # Provenance as of now, when this process has loaded lab/: a commit made while the
+    # runs train must not be credited with them.
+    timing["command"] = command
+    timing["lab_commit"], timing["lab_dirty"] = export.git_lab_commit()
     print(f"all: {n_runs} runs, {jobs} at a time, {threads or 'default'} threads each; work dir {work_dir}")
 
     t0 = time.time()

@@ -50,7 +50,7 @@ class ExportConfig:
     chars_before: int = 8  # characters shown before a context's peak token
     chars_after: int = 4  # characters shown after it
     digits: int = 4  # significant digits of exported activations and losses
-    command: str = ""  # the command line recorded in the model card ("" = this process's)
+    command: str = ""  # the command recorded in the model card when `all` recorded none ("" = this process's)
 
 
 def sig(x: float, digits: int) -> float:
@@ -331,13 +331,14 @@ def run(cfg: ExportConfig) -> dict:
     mc = first["model_config"]
     all_runs = [r for v in VARIANTS for r in runs[v]]
     device = first["device"].split(":")[0]
-    commit, dirty = git_lab_commit()
+    # The code that trained: recorded by `all` when it started; else the code exporting now.
+    commit, dirty = (timing["lab_commit"], timing["lab_dirty"]) if "lab_commit" in timing else git_lab_commit()
     tokens_per_step = tc["batch_size"] * tc["block_size"]
     card = {
         "schema_version": schema.SCHEMA_VERSION,
         "name": "sanguo-baseline-4l-d256",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-        "command": cfg.command or "python -m lab export",
+        "command": timing.get("command") or cfg.command or "python -m lab export",
         "code": {"lab_commit": commit, "lab_dirty": dirty},
         "hardware": {"device": device,
                      "name": torch.cuda.get_device_name(0) if device == "cuda" and torch.cuda.is_available() else cpu_name(),

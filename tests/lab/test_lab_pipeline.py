@@ -198,6 +198,9 @@ def test_export_validates_against_its_schema(exported):
     assert card["training"]["tokens_seen"] == 6 * 2 * 32 == ablation["tokens_per_run"]
     assert card["corpus"]["chapters"] == 6 and card["split"]["val_chapters"] == [5, 6]
     assert card["configs"]["train"]["steps"] == 6
+    assert card["command"].startswith("python -m lab all --corpus ")
+    timing = json.loads((exported.parent / "runs/timing.json").read_text())
+    assert card["code"] == {"lab_commit": timing["lab_commit"], "lab_dirty": timing["lab_dirty"]}
     neurons = files["neurons.json"]
     assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 3 + ["random"] * 2
     assert neurons["layer"] == {"index": 1, "number": 2, "n_layer": 4,
