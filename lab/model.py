@@ -20,7 +20,8 @@ class ModelConfig:
     n_layer: int = 4  # Transformer blocks
     n_head: int = 4  # attention heads; head size = d_model / n_head = 64
     d_model: int = 256  # residual stream width d
-    d_ff: int = 688  # SwiGLU intermediate size; 0 = no FFN (attention-only blocks)
+    d_ff: int = 688  # FFN intermediate size; 0 = no FFN (attention-only blocks)
+    ffn: str = "swiglu"  # "swiglu", or "linear" (down(up(x)), no activation: the non-linearity ablated)
     rope_base: float = 10000.0  # RoPE frequency base
     dropout: float = 0.0  # on both residual writes (attention dropout would force SDPA's slow path)
     norm_eps: float = 1e-5  # RMSNorm epsilon
@@ -28,9 +29,12 @@ class ModelConfig:
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
     "baseline": {},
+    # Two matrices of width 1,032 hold exactly SwiGLU's three of 688: 2 x 256 x 1,032 = 3 x 256 x 688.
+    "linear_ffn": {"ffn": "linear", "d_ff": 1032},
     "no_ffn": {"d_ff": 0},
     "attn_only_12l": {"d_ff": 0, "n_layer": 12},
 }
+FFN_KINDS = ("swiglu", "linear")
 
 
 def make_config(**overrides) -> ModelConfig:
@@ -42,7 +46,10 @@ def make_config(**overrides) -> ModelConfig:
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise ValueError(f"unknown ModelConfig field(s): {unknown}; known: {sorted(names)}")
-    return ModelConfig(**overrides)
+    cfg = ModelConfig(**overrides)
+    if cfg.ffn not in FFN_KINDS:
+        raise ValueError(f"ffn={cfg.ffn!r}; known: {FFN_KINDS}")
+    return cfg
 
 
 class RMSNorm(nn.Module):
@@ -109,6 +116,19 @@ class SwiGLU(nn.Module):
         return self.resid_drop(self.down(h))  # (B, T, C)
 
 
+class LinearFFN(nn.Module):
+    """down(x W_up): no activation, so the whole FFN is one linear map (the control for SwiGLU)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.up = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
+        self.down = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)  # residual output
+        self.resid_drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.resid_drop(self.down(self.up(x)))  # (B, T, C)
+
+
 class Block(nn.Module):
     """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0."""
 
@@ -117,7 +137,7 @@ class Block(nn.Module):
         self.norm1 = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.norm2 = RMSNorm(cfg.d_model, cfg.norm_eps) if cfg.d_ff else None
-        self.ffn = SwiGLU(cfg) if cfg.d_ff else None
+        self.ffn = ({"swiglu": SwiGLU, "linear": LinearFFN}[cfg.ffn](cfg)) if cfg.d_ff else None
 
     def forward(self, x, cos, sin):
         x = x + self.attn(self.norm1(x), cos, sin)  # (B, T, C)
