@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from lab import export, prepare, train
 from lab.model import VARIANTS
@@ -44,6 +44,23 @@ def run_plan(seeds: int, variant_seeds: int) -> list[tuple[str, int]]:
     for s in range(max(seeds, variant_seeds)):
         plan += [(v, s) for v in VARIANTS if s < (seeds if v == "baseline" else variant_seeds)]
     return plan
+
+
+def portable_command(argv: list[str]) -> str:
+    """The command line as typed, with no directory of this machine: an absolute path becomes
+    PATH/TO/<its file name> (a relative path stays, it names a place in a checkout).
+
+    portable_command(["all", "--corpus", "/data/sanguo.txt", "steps=5"]) -> 'python -m lab all --corpus PATH/TO/sanguo.txt steps=5'
+    """
+    def portable(arg: str) -> str:
+        key, eq, value = arg.partition("=") if "=" in arg else ("", "", arg)
+        if PureWindowsPath(value).drive:
+            value = f"PATH/TO/{PureWindowsPath(value).name}"
+        elif Path(value).is_absolute():
+            value = f"PATH/TO/{Path(value).name}"
+        return key + eq + value
+
+    return "python -m lab " + shlex.join(portable(a) for a in argv)
 
 
 def config_from(cls, overrides: dict):
@@ -108,13 +125,14 @@ def train_all(runs: list[train.TrainConfig], jobs: int) -> list[dict]:
 
 
 def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
+    """prepare -> every run of run_plan -> export; `command` is this command line (portable_command)."""
     a, p, t, e = split_overrides(overrides, [AllConfig, prepare.PrepareConfig, train.TrainConfig, export.ExportConfig])
     for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir"):
         if forbidden in t or forbidden in p or forbidden in e:
             raise SystemExit(f"`all` sets {forbidden} itself; use the single-step commands to choose it")
     all_cfg = config_from(AllConfig, a)
-    # A command= override is what the model card records (as `lab export` honours it): the
-    # command as a user types it, with no path of this machine.
+    # A command= override is what the model card records (as `lab export` honours it), else
+    # this command line with its absolute paths cut to file names.
     command = e.get("command") or command
     work_dir = Path(work)
     timing_file = work_dir / "timing.json"
@@ -150,8 +168,7 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
         print(f"  {r['variant']:>14} seed {r['seed']}: val {r['val_loss']:.4f}  ({r['wall_seconds']:.0f} s,"
               f" {r['train_tokens_per_second']:,.0f} tok/s)")
 
-    export.run(config_from(export.ExportConfig, {**e, "work_dir": str(work_dir), "out_dir": out,
-                                                 "command": command}))
+    export.run(config_from(export.ExportConfig, {**e, "work_dir": str(work_dir), "out_dir": out}), invoked=command)
     print(f"all: done in {time.time() - t0:.0f} s this invocation")
 
 
@@ -165,7 +182,7 @@ def main(argv=None) -> None:
     parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_intermixed_args(argv)
-    command = "python -m lab " + shlex.join(argv)
+    command = portable_command(argv)
 
     if args.command == "all":
         if not args.corpus:
@@ -185,8 +202,8 @@ def main(argv=None) -> None:
         train.run(cfg)
     else:
         (e,) = split_overrides(args.overrides, [export.ExportConfig])
-        export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": args.out,
-                                                     "command": command, **e}))
+        export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": args.out, **e}),
+                   invoked=command)
 
 
 if __name__ == "__main__":

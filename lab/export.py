@@ -2,12 +2,15 @@
 
 Reads work_dir/data (prepare's output) and work_dir/<variant>-s<seed>/ (train's
 result.json, and the checkpoint of the neuron model); writes compact JSON and
-validates it with lab/schema.py before anything is replaced.
+validates it with the contract, data/schemas/real-model/*.schema.json (lab/schema.py
+runs it), before anything is replaced. No export holds a path of the machine that
+made it: the corpus is named by file name and sha256, path settings are left out.
 """
 from __future__ import annotations
 
 import bisect
 import datetime as dt
+import inspect
 import json
 import os
 import platform
@@ -22,15 +25,22 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from lab.model import GPT, VARIANTS, ModelConfig
+from lab.model import GPT, VARIANTS, ModelConfig, residual_init_std
 from lab import schema
 
 CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as in prepare.py
+# One line per variant of model.VARIANTS (the one list of names), in its order.
 DESCRIPTIONS = {
     "baseline": "4 layers, attention + SwiGLU FFN",
+    "linear_ffn": f"the baseline with a linear FFN: two matrices of width {VARIANTS['linear_ffn']['d_ff']:,}, no"
+                  " activation, exactly the baseline's FFN parameter count",
     "no_ffn": "the baseline without its FFNs (attention only, 4 layers)",
-    "attn_only_12l": "attention only, 12 layers: parameter-matched to the baseline",
+    "attn_only_12l": f"attention only, {VARIANTS['attn_only_12l']['n_layer']} layers: parameter-matched to the baseline",
 }
+assert list(DESCRIPTIONS) == list(VARIANTS), f"DESCRIPTIONS {list(DESCRIPTIONS)} != VARIANTS {list(VARIANTS)}"
+FFN_NAMES = {"swiglu": "SwiGLU", "linear": "linear (two matrices, no activation)"}
+# Settings that name a place on the machine that ran the lab: never exported.
+MACHINE_PATHS = ("work_dir", "out_dir", "data_dir")
 
 
 @dataclass
@@ -50,7 +60,24 @@ class ExportConfig:
     chars_before: int = 8  # characters shown before a context's peak token
     chars_after: int = 4  # characters shown after it
     digits: int = 4  # significant digits of exported activations and losses
-    command: str = ""  # the command recorded in the model card when `all` recorded none ("" = this process's)
+    command: str = ""  # the command the model card records; "" = the one `all` recorded, else this process's
+
+
+def portable_config(config: dict) -> dict:
+    """A resolved config as the export records it: no path of this machine (the corpus by its
+    file name; work, output and data directories and the command left out).
+
+    portable_config({"corpus": "/data/sanguo.txt", "work_dir": "/tmp/runs", "steps": 5}) -> {"corpus": "sanguo.txt", "steps": 5}
+    """
+    out = {k: v for k, v in config.items() if k not in MACHINE_PATHS + ("command",)}
+    if "corpus" in out:
+        out["corpus"] = Path(out["corpus"]).name
+    return out
+
+
+def ffn_kind(model_config: dict) -> str:
+    """ffn_kind({"d_ff": 0}) -> 'none'; ffn_kind({"d_ff": 688, "ffn": "swiglu"}) -> 'swiglu'"""
+    return model_config.get("ffn", "swiglu") if model_config["d_ff"] else "none"
 
 
 def sig(x: float, digits: int) -> float:
@@ -285,12 +312,14 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
                               f"random.Random({cfg.random_seed}).sample of the other neurons; passage"
                               " tokens see up to the context length of preceding passage tokens"},
         "neurons": neurons,
-        "export_config": asdict(cfg),
-        "model_config": asdict(mcfg),
+        "export_config": portable_config(asdict(cfg)),
+        "model_config": portable_config(asdict(mcfg)),
     }
 
 
-def run(cfg: ExportConfig) -> dict:
+def run(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict:
+    """Write the three export files; `invoked` is this process's command line (without machine paths),
+    recorded when neither cfg.command nor `all` (in work_dir/timing.json) gives one."""
     t0 = time.time()
     print("export config:", json.dumps(asdict(cfg), ensure_ascii=False))
     work, out = Path(cfg.work_dir), Path(cfg.out_dir)
@@ -305,7 +334,7 @@ def run(cfg: ExportConfig) -> dict:
     for name, results in ((v, runs[v]) for v in VARIANTS):
         mc = results[0]["model_config"]
         variants.append({"name": name, "description": DESCRIPTIONS[name], "n_layer": mc["n_layer"],
-                         "d_ff": mc["d_ff"], "params": results[0]["params"],
+                         "d_ff": mc["d_ff"], "ffn": ffn_kind(mc), "params": results[0]["params"],
                          "seeds": [r["seed"] for r in results],
                          "val_losses": [r["val_loss"] for r in results],
                          "train_losses": [r["train_loss"] for r in results],
@@ -314,7 +343,7 @@ def run(cfg: ExportConfig) -> dict:
     vl = [r["val_loss"] for r in floor_losses]
     first = runs["baseline"][0]
     tc = first["config"]
-    shared_train = {k: v for k, v in tc.items() if k not in ("variant", "seed", "out_dir", "bar_position")}
+    shared_train = portable_config({k: v for k, v in tc.items() if k not in ("variant", "seed", "bar_position")})
     ablation = {
         "schema_version": schema.SCHEMA_VERSION,
         "metric": "validation cross-entropy in nats per token over the full validation split",
@@ -334,11 +363,12 @@ def run(cfg: ExportConfig) -> dict:
     # The code that trained: recorded by `all` when it started; else the code exporting now.
     commit, dirty = (timing["lab_commit"], timing["lab_dirty"]) if "lab_commit" in timing else git_lab_commit()
     tokens_per_step = tc["batch_size"] * tc["block_size"]
+    init_std = inspect.signature(residual_init_std).parameters["init_std"].default  # the model's N(0, init_std)
     card = {
         "schema_version": schema.SCHEMA_VERSION,
         "name": "sanguo-baseline-4l-d256",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-        "command": timing.get("command") or cfg.command or "python -m lab export",
+        "command": cfg.command or timing.get("command") or invoked,
         "code": {"lab_commit": commit, "lab_dirty": dirty},
         "hardware": {"device": device,
                      "name": torch.cuda.get_device_name(0) if device == "cuda" and torch.cuda.is_available() else cpu_name(),
@@ -355,10 +385,11 @@ def run(cfg: ExportConfig) -> dict:
         "architecture": {"type": "decoder-only Transformer", "n_layer": mc["n_layer"], "n_head": mc["n_head"],
                          "d_model": mc["d_model"], "d_ff": mc["d_ff"], "vocab_size": mc["vocab_size"],
                          "block_size": mc["block_size"], "position": f"RoPE (base {mc['rope_base']:g})",
-                         "norm": "pre-norm RMSNorm with a weight, no bias", "ffn": "SwiGLU", "bias": False,
-                         "tied_embedding": True, "init_std": 0.02,
-                         "residual_init_std": round(0.02 / (2 * mc["n_layer"]) ** 0.5, 6)},
-        "variants": [{k: v[k] for k in ("name", "description", "n_layer", "d_ff", "params")} for v in variants],
+                         "norm": "pre-norm RMSNorm with a weight, no bias", "ffn": FFN_NAMES[mc.get("ffn", "swiglu")],
+                         "bias": False, "tied_embedding": True, "init_std": init_std,
+                         "residual_init_std": residual_init_std(mc["n_layer"], init_std),
+                         "residual_init_rule": "init_std / sqrt(2 * n_layer)"},
+        "variants": [{k: v[k] for k in ("name", "description", "n_layer", "d_ff", "ffn", "params")} for v in variants],
         "training": {"steps": tc["steps"], "batch_size": tc["batch_size"], "block_size": tc["block_size"],
                      "tokens_per_step": tokens_per_step, "tokens_seen": first["tokens"],
                      "epochs": round(first["tokens"] / meta["split"]["train_tokens"], 2),
@@ -378,7 +409,8 @@ def run(cfg: ExportConfig) -> dict:
                    "train_seconds": round(timing.get("train_seconds", 0.0), 1), "export_seconds": 0.0,
                    "runs": [{"variant": r["variant"], "seed": r["seed"], "wall_seconds": r["wall_seconds"],
                              "tokens_per_second": r["train_tokens_per_second"]} for r in all_runs]},
-        "configs": {"prepare": meta["config"], "train": shared_train, "export": asdict(cfg), "all": all_config},
+        "configs": {"prepare": portable_config(meta["config"]), "train": shared_train,
+                    "export": portable_config(asdict(cfg)), "all": portable_config(all_config)},
     }
     export_s = time.time() - t0
     card["timing"]["export_seconds"] = round(export_s, 1)
@@ -386,12 +418,15 @@ def run(cfg: ExportConfig) -> dict:
                                            + export_s, 1)
 
     files = {"model-card.json": card, "ablation.json": ablation, "neurons.json": neurons}
-    for name, obj in files.items():
-        schema.validate(name, obj)
+    # Validate exactly the text that will be written (allow_nan=False: JSON has no NaN), all
+    # three files before any is replaced.
+    texts = {n: json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+             for n, obj in files.items()}
+    schema.validate_files({n: json.loads(t) for n, t in texts.items()})
     out.mkdir(parents=True, exist_ok=True)
-    for name, obj in files.items():
+    for name, text in texts.items():
         tmp = out / f".{name}.tmp"
-        tmp.write_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out / name)
     schema.validate_dir(out)
     sizes = {n: (out / n).stat().st_size for n in files}

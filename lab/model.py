@@ -52,6 +52,11 @@ def make_config(**overrides) -> ModelConfig:
     return cfg
 
 
+def residual_init_std(n_layer: int, init_std: float = 0.02) -> float:
+    """GPT-2's init for the residual-output projections. residual_init_std(4) -> 0.00707 (0.02 / sqrt(8))"""
+    return init_std / math.sqrt(2 * n_layer)
+
+
 class RMSNorm(nn.Module):
     """x / rms(x) * weight: no mean subtraction, no bias."""
 
@@ -159,7 +164,7 @@ class GPT(nn.Module):
         self.register_buffer("rope_cos", cos, persistent=False)  # (block_size, hs/2)
         self.register_buffer("rope_sin", sin, persistent=False)  # (block_size, hs/2)
         self.apply(self._init_weights)
-        resid_std = 0.02 / math.sqrt(2 * cfg.n_layer)  # 0.02 / sqrt(8) = 0.00707 for 4 layers
+        resid_std = residual_init_std(cfg.n_layer)  # 0.02 / sqrt(8) = 0.00707 for 4 layers
         for name, p in self.named_parameters():
             if name.endswith("attn.proj.weight") or name.endswith("ffn.down.weight"):
                 nn.init.normal_(p, mean=0.0, std=resid_std)

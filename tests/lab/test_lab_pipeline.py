@@ -13,7 +13,7 @@ pytest.importorskip("tokenizers")
 
 from lab import export, prepare, schema, train  # noqa: E402
 from lab.__main__ import main  # noqa: E402
-from lab.model import GPT, VARIANTS, make_config  # noqa: E402
+from lab.model import GPT, VARIANTS, LinearFFN, make_config, residual_init_std  # noqa: E402
 
 pytestmark = pytest.mark.lab
 
@@ -82,23 +82,37 @@ def test_tokenizer_round_trip_preserves_bytes(corpus, work):
     assert len(val) // 2 == json.loads((work / "data/meta.json").read_text())["split"]["val_tokens"]
 
 
-def count_params(n_layer, d, d_ff, vocab):
-    """Independent count: embedding (tied) + per block (qkv + out + 2 matrices... ) + norms."""
+def count_params(n_layer, d, d_ff, vocab, ffn="swiglu"):
+    """Independent count: tied embedding + per block (qkv + out, the FFN's matrices, norms) + final norm."""
     attn = 4 * d * d
-    ffn = 3 * d * d_ff
+    ffn = {"swiglu": 3, "linear": 2}[ffn] * d * d_ff  # gate, up, down / up, down
     norms = d * (2 if d_ff else 1)
     return vocab * d + n_layer * (attn + ffn + norms) + d
 
 
-@pytest.mark.parametrize("variant,expected", [("baseline", 3_688_704), ("no_ffn", 1_574_144),
-                                              ("attn_only_12l", 3_673_344)])
+@pytest.mark.parametrize("variant,expected", [("baseline", 3_688_704), ("linear_ffn", 3_688_704),
+                                              ("no_ffn", 1_574_144), ("attn_only_12l", 3_673_344)])
 def test_exact_parameter_counts(variant, expected):
     cfg = make_config(**VARIANTS[variant])
     model = GPT(cfg)
     assert model.num_params() == expected
-    assert count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size) == expected
+    assert count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.ffn) == expected
     assert model.lm_head.weight is model.embed.weight
     assert not any(name.endswith("bias") for name, _ in model.named_parameters())
+
+
+def test_the_linear_ffn_is_linear():
+    """f(a x + b y) = a f(x) + b f(y): no activation anywhere in the control's FFN."""
+    torch.manual_seed(0)
+    model = GPT(make_config(**VARIANTS["linear_ffn"])).eval()
+    ffn = model.blocks[0].ffn
+    assert isinstance(ffn, LinearFFN) and ffn.up.out_features == 1032
+    x, y = torch.randn(2, 5, 256), torch.randn(2, 5, 256)  # (B, T, C) each
+    a, b = 1.7, -0.6
+    with torch.no_grad():
+        assert torch.allclose(ffn(a * x + b * y), a * ffn(x) + b * ffn(y), atol=1e-6)
+        baseline = GPT(make_config()).eval().blocks[0].ffn
+        assert not torch.allclose(baseline(a * x + b * y), a * baseline(x) + b * baseline(y), atol=1e-6)
 
 
 def test_parameter_matched_within_042_percent():
@@ -110,7 +124,7 @@ def test_parameter_matched_within_042_percent():
 def test_residual_projection_init_std():
     torch.manual_seed(0)
     model = GPT(make_config())
-    assert abs(0.02 / (2 * 4) ** 0.5 - 0.00707) < 1e-5
+    assert round(residual_init_std(4), 5) == 0.00707 and residual_init_std(4) == 0.02 / 8 ** 0.5
     assert model.blocks[0].ffn.down.weight.std().item() == pytest.approx(0.00707, rel=0.02)
     assert model.blocks[0].attn.proj.weight.std().item() == pytest.approx(0.00707, rel=0.02)
     assert model.blocks[0].ffn.up.weight.std().item() == pytest.approx(0.02, rel=0.02)
@@ -181,7 +195,8 @@ def test_char_spans_give_fragments_empty_or_whole_spans():
 def exported(tmp_path_factory, corpus):
     root = tmp_path_factory.mktemp("all")
     main(["all", "--corpus", str(corpus[0]), "--out", str(root / "export"), "--work", str(root / "runs"),
-          "vocab_size=300", "val_chapters=2", "seeds=2", "jobs=1", "steps=6", "batch_size=2", "block_size=32",
+          "vocab_size=300", "val_chapters=2", "seeds=2", "variant_seeds=1", "jobs=1", "steps=6", "batch_size=2",
+          "block_size=32",
           "eval_every=3", "progress=false", "amp=off", "threads=1", "passage_min_chars=40", "passage_max_chars=80",
           "n_top=3", "n_random=2", "context_gap=4"])
     return root / "export"
@@ -191,14 +206,20 @@ def test_export_validates_against_its_schema(exported):
     files = schema.validate_dir(exported)
     assert sum((exported / n).stat().st_size for n in schema.FILES) < 1_000_000
     ablation = files["ablation.json"]
-    assert [v["name"] for v in ablation["variants"]] == list(VARIANTS)
-    assert ablation["variants"][0]["seeds"] == [0, 1]
-    assert len({v["params"] for v in ablation["variants"]}) == 3
+    assert [v["name"] for v in ablation["variants"]] == list(VARIANTS) == list(export.DESCRIPTIONS)
+    assert [v["seeds"] for v in ablation["variants"]] == [[0, 1], [0], [0], [0]]
+    params = {v["name"]: v["params"] for v in ablation["variants"]}
+    assert params["linear_ffn"] == params["baseline"] != params["no_ffn"]
+    assert [v["ffn"] for v in ablation["variants"]] == ["swiglu", "linear", "none", "none"]
     card = files["model-card.json"]
+    assert card["training"]["seeds"] == {"baseline": [0, 1], "linear_ffn": [0], "no_ffn": [0], "attn_only_12l": [0]}
+    arch = card["architecture"]
+    assert arch["residual_init_rule"] == "init_std / sqrt(2 * n_layer)"
+    assert arch["residual_init_std"] == arch["init_std"] / (2 * arch["n_layer"]) ** 0.5 == residual_init_std(4)
     assert card["training"]["tokens_seen"] == 6 * 2 * 32 == ablation["tokens_per_run"]
     assert card["corpus"]["chapters"] == 6 and card["split"]["val_chapters"] == [5, 6]
     assert card["configs"]["train"]["steps"] == 6
-    assert card["command"].startswith("python -m lab all --corpus ")
+    assert card["command"].startswith("python -m lab all --corpus PATH/TO/tiny.txt --out PATH/TO/export ")
     timing = json.loads((exported.parent / "runs/timing.json").read_text())
     assert card["code"] == {"lab_commit": timing["lab_commit"], "lab_dirty": timing["lab_dirty"]}
     neurons = files["neurons.json"]
@@ -222,19 +243,61 @@ def test_token_spans_reassemble_the_passage(exported, corpus):
             assert t["text"] == passage["text"][t["start"]:t["end"]]
 
 
+def test_export_holds_no_path_of_this_machine(exported, corpus):
+    tmp = str(exported.parent)  # the test's corpus, work and output directories all live under it
+    for name in schema.FILES:
+        text = (exported / name).read_text(encoding="utf-8")
+        assert tmp not in text and str(corpus[0].parent) not in text and "/tmp/" not in text, name
+    card = json.loads((exported / "model-card.json").read_text())
+    assert card["corpus"]["file"] == card["configs"]["prepare"]["corpus"] == "tiny.txt"
+    for config in (*card["configs"].values(), json.loads((exported / "neurons.json").read_text())["export_config"]):
+        assert not {"work_dir", "out_dir", "data_dir", "command"} & set(config)
+
+
+def test_export_records_the_command_override(exported, tmp_path):
+    runs = exported.parent / "runs"
+    main(["export", "--work", str(runs), "--out", str(tmp_path / "a"), "n_top=3", "n_random=2", "context_gap=4",
+          "passage_min_chars=40", "passage_max_chars=80", "command=python make_it.py"])
+    assert json.loads((tmp_path / "a/model-card.json").read_text())["command"] == "python make_it.py"
+    main(["export", "--work", str(runs), "--out", str(tmp_path / "b"), "n_top=3", "n_random=2", "context_gap=4",
+          "passage_min_chars=40", "passage_max_chars=80"])
+    recorded = json.loads((runs / "timing.json").read_text())["command"]  # what `all` recorded
+    assert json.loads((tmp_path / "b/model-card.json").read_text())["command"] == recorded
+
+
+def test_the_contract_is_the_sites_json_schemas():
+    assert schema.SCHEMA_DIR == ROOT / "data" / "schemas" / "real-model"
+    for name in schema.FILES:
+        assert schema.schema_for(name) == json.loads((ROOT / "data/schemas/real-model" / name.replace(
+            ".json", ".schema.json")).read_text(encoding="utf-8"))
+        assert schema.schema_for(name)["properties"]["schema_version"] == {"const": schema.SCHEMA_VERSION}
+
+
 def test_schema_errors_name_file_and_key_path(exported):
-    data = json.loads((exported / "ablation.json").read_text())
-    data["variants"][1]["val_losses"][0] = "x"
-    with pytest.raises(schema.SchemaError, match=r"^ablation.json: variants\[1\].val_losses\[0\]: expected a number"):
-        schema.validate("ablation.json", data)
-    data = json.loads((exported / "neurons.json").read_text())
-    data["passage"]["tokens"][1]["start"] += 1
-    with pytest.raises(schema.SchemaError, match=r"^neurons.json: passage.tokens\[1\]"):
-        schema.validate("neurons.json", data)
-    data = json.loads((exported / "model-card.json").read_text())
-    del data["corpus"]["sha256"]
-    with pytest.raises(schema.SchemaError, match=r"^model-card.json: corpus.sha256: missing key"):
-        schema.validate("model-card.json", data)
+    def fails(name, change, match):
+        data = json.loads((exported / name).read_text())
+        change(data)
+        with pytest.raises(schema.SchemaError, match=match):
+            schema.validate(name, data)
+
+    fails("ablation.json", lambda d: d["variants"][1]["val_losses"].__setitem__(0, "x"),
+          r"^ablation.json: variants\[1\].val_losses\[0\]: 'x' is not of type 'number'")
+    fails("ablation.json", lambda d: d["variants"][1]["val_losses"].append(5.0),
+          r"^ablation.json: variants\[1\].val_losses: 2 entries for 1 seeds")
+    fails("neurons.json", lambda d: d["passage"]["tokens"][1].__setitem__("start", d["passage"]["tokens"][1]["start"] + 1),
+          r"^neurons.json: passage.tokens\[1\]")
+    fails("neurons.json", lambda d: d["neurons"][0]["top_contexts"][0].pop("chars"),
+          r"^neurons.json: neurons\[0\].top_contexts\[0\].chars: missing key")
+    fails("neurons.json", lambda d: d["neurons"][0].__setitem__("note", "hand-written"),
+          r"^neurons.json: neurons\[0\].note: unexpected key")
+    fails("model-card.json", lambda d: d["corpus"].pop("sha256"), r"^model-card.json: corpus.sha256: missing key")
+    fails("model-card.json", lambda d: d["configs"]["prepare"].__setitem__("corpus", "/tmp/x/tiny.txt"),
+          r"^model-card.json: configs.prepare.corpus: ")
+    fails("model-card.json", lambda d: d["configs"]["train"].__setitem__("data_dir", "runs/data"),
+          r"^model-card.json: configs.train.data_dir: a key the schema forbids")
+    fails("model-card.json", lambda d: d.__setitem__("command", "python -m lab all --corpus /home/me/sanguo.txt"),
+          r"^model-card.json: command: ")
+    fails("model-card.json", lambda d: d.__setitem__("schema_version", 1), r"^model-card.json: schema_version: ")
 
 
 def test_schema_imports_without_torch():
