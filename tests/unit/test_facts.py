@@ -1,8 +1,7 @@
 """Facts derived from data/: pinned to the lesson's numbers and checked against an independent count."""
-import importlib.util
-
+import independent_params
 import pytest
-from support import ROOT, SHARED
+from support import ROOT
 
 from course.data import load_data
 from course.facts import build_facts
@@ -31,15 +30,13 @@ def test_anchor_ffn_share_under_the_lessons_convention(facts):
     assert round(100 * facts["anchor"]["ffn_share_text"], 1) == 63.6
 
 
-def test_share_agrees_with_the_independent_count(facts):
-    script = SHARED / "facts" / "count_params.py"
-    if not script.exists():
-        pytest.skip("../shared/facts/count_params.py is not beside this checkout")
-    spec = importlib.util.spec_from_file_location("count_params", script)
-    count_params = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(count_params)
-    anchor = load_data(ROOT / "data", ROOT)["anchor-model"]
-    assert count_params.ffn_share(anchor["config"]) == facts["anchor"]["ffn_share"]
+def test_counts_agree_with_the_independent_count(facts):
+    """tests/unit/independent_params.py lists the checkpoint's tensors by name and shape, apart from course/params.py."""
+    config = load_data(ROOT / "data", ROOT)["anchor-model"]["config"]
+    assert independent_params.count(config) == facts["anchor"]["params"]["checkpoint"] == facts["anchor"]["published_params"]
+    text = independent_params.count(config, lambda name: not name.startswith(("mtp.", "visual.")))
+    assert text == facts["anchor"]["params"]["text"]
+    assert independent_params.trunk_ffn_share(config) == facts["anchor"]["ffn_share"]
 
 
 def test_gpt2_is_four_times_wide(facts):

@@ -1,5 +1,7 @@
-"""The site's schemas for data/real-model/ accept lab/'s export and reject a broken one."""
+"""One contract for data/real-model/: the site's loader checks it with data/schemas/real-model/,
+the same files lab/ validates its export with (tests/lab checks the lab side)."""
 import json
+import shutil
 
 import pytest
 from support import ROOT
@@ -9,20 +11,68 @@ from course.errors import CourseError
 
 FIXTURE = ROOT / "tests" / "fixtures" / "real-model"
 SCHEMAS = ROOT / "data" / "schemas" / "real-model"
+NAMES = ["model-card", "ablation", "neurons"]
 
 
-@pytest.mark.parametrize("name", ["model-card", "ablation", "neurons"])
+def fixture(name):
+    return json.loads((FIXTURE / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def schema(name):
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def data_dir_with(tmp_path, files):
+    """A scratch data/ holding only the real-model schemas and the given export files."""
+    data = tmp_path / "data"
+    shutil.copytree(SCHEMAS, data / "schemas" / "real-model")
+    (data / "real-model").mkdir()
+    for name, value in files.items():
+        (data / "real-model" / f"{name}.json").write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+    return data
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_lab_export_fixture_validates(name):
-    value = json.loads((FIXTURE / f"{name}.json").read_text(encoding="utf-8"))
-    validate(value, json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")), name)
+    validate(fixture(name), schema(name), name)
+
+
+def test_the_site_loads_the_fixture_through_the_schemas(tmp_path):
+    data = load_data(data_dir_with(tmp_path, {n: fixture(n) for n in NAMES}), tmp_path)
+    assert [v["name"] for v in data["real-model/ablation"]["variants"]] == [
+        "baseline", "linear_ffn", "no_ffn", "attn_only_12l"]
 
 
 def test_a_broken_export_names_the_key_path():
-    value = json.loads((FIXTURE / "ablation.json").read_text(encoding="utf-8"))
+    value = fixture("ablation")
     value["variants"][1]["val_losses"][0] = "high"
-    schema = json.loads((SCHEMAS / "ablation.schema.json").read_text(encoding="utf-8"))
     with pytest.raises(CourseError, match=r"variants\[1\]\.val_losses\[0\]"):
-        validate(value, schema, "data/real-model/ablation.json")
+        validate(value, schema("ablation"), "data/real-model/ablation.json")
+
+
+def test_an_export_without_the_contexts_chars_fails_to_load(tmp_path):
+    """The fixture as it was before top_contexts[].chars: the schema is strict, so the build stops."""
+    old = fixture("neurons")
+    for neuron in old["neurons"]:
+        for context in neuron["top_contexts"]:
+            del context["chars"]
+    files = {"model-card": fixture("model-card"), "ablation": fixture("ablation"), "neurons": old}
+    with pytest.raises(CourseError, match=r"real-model/neurons\.json.*neurons\[0\]\.top_contexts\[0\].*'chars'"):
+        load_data(data_dir_with(tmp_path, files), tmp_path)
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda card: card["architecture"].pop("residual_init_rule"), r"architecture.*'residual_init_rule'"),
+    (lambda card: card["architecture"].__setitem__("hand_written", 1), r"architecture.*hand_written"),
+    (lambda card: card["configs"]["train"].__setitem__("data_dir", "lab/runs/data"), r"configs\.train"),
+    (lambda card: card.__setitem__("command", "python -m lab all --corpus /home/me/sanguo.txt"), r"command"),
+    (lambda card: card.__setitem__("schema_version", 1), r"schema_version"),
+])
+def test_the_model_card_schema_is_strict(change, where):
+    card = fixture("model-card")
+    change(card)
+    with pytest.raises(CourseError, match=where):
+        validate(card, schema("model-card"), "data/real-model/model-card.json")
 
 
 def test_real_export_if_present_validates():
