@@ -73,6 +73,7 @@ def on_files(files, config):
     from mkdocs.structure.files import File
     for src, dest in [*vendor.vendored_files(), *widgets.shipped_files()]:
         files.append(File.generated(config, dest, abs_src_path=str(src)))
+    files.append(File.generated(config, "widgets/runtime/shared-modules.json", content=widgets.shared_modules_json()))
     return files
 
 

@@ -49,9 +49,19 @@ def load_model(name):
         known = ", ".join(names()) or "none"
         raise CourseError(f"widgets/{folder.name}", f"unknown widget '{name}' (missing {', '.join(missing)}; "
                           f"known widgets: {known})")
-    for common in sorted(COMMON.glob("*.py")):  # models `import numfmt`, as under Pyodide
-        load_module(common, common.stem)
+    for stem in shared_modules():  # models `import numfmt`, as under Pyodide
+        common_module(stem)
     return load_module(folder / "model.py", f"{folder.name}_model")
+
+
+def shared_modules():
+    """The modules in widgets/common/ that every model may import: the build loads them for the
+    first state, and the browser's Python gets the same list (widgets/runtime/shared-modules.json)."""
+    return sorted(p.stem for p in COMMON.glob("*.py"))
+
+
+def shared_modules_json():
+    return json.dumps(shared_modules())
 
 
 def common_module(stem):

@@ -1,20 +1,53 @@
 // Widget runtime: one Python (Pyodide in a Web Worker) for the whole visit.
 //
 // Widgets are pre-rendered at build time; this makes them live. A widget root
-// <div data-widget="NAME" data-ready="false"> boots Python when it comes near the
-// viewport or is first touched, then widgets/<name>/view.js is imported and its
-// mount(root, api) is called; data-ready turns "true". The module survives
-// Material's instant navigation, so Python boots once per visit.
+// <div data-widget="NAME" data-ready="false"> is activated when it comes near the
+// viewport or is first touched: widgets/<name>/view.js is imported, Python boots
+// (unless the view exports `python = false`), its mount(root, api) is called and
+// data-ready turns "true". The module survives Material's instant navigation, so
+// Python boots once per visit.
+//
+// Every call settles: with the model's dict, or with a WidgetError whose `kind`
+// says what went wrong and whose message is the plain Chinese a student reads.
 const WIDGETS_URL = new URL("../", import.meta.url);
 const WORKER_URL = new URL("./worker.js", import.meta.url);
-const CALL_TIMEOUT_MS = 5000;
+const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not from when it was queued
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
+const MAX_REPLAYS = 2; // a queued call re-sent after another widget's runaway restarted Python
+const WAKE_EVENTS = ["pointerdown", "focusin", "keydown"];
+
+const MESSAGES = {
+  runtime: (who, detail) =>
+    `无法加载 Python 运行时（${detail}）。下面显示的是构建时算好的初始状态，课文不受影响；点一下组件会重试。`,
+  model: (who) => `「${who}」的 Python 模型出错了，这次操作没有生效（详情见浏览器控制台）。`,
+  result: (who) => `「${who}」的模型算出了无法显示的结果（例如 NaN 或无穷大），这次操作没有生效。`,
+  runaway: (who, detail) => `「${who}」的计算超过 ${detail} 秒仍未结束，已停止并重启 Python；再操作一次即可。`,
+  view: (who) => `「${who}」的界面脚本没能载入，下面保留构建时算好的初始状态；点一下组件会重试。`,
+  mount: (who) => `「${who}」的界面启动时出错，下面保留构建时算好的初始状态（详情见浏览器控制台）。`,
+  replayed: (who) => `「${who}」的计算因 Python 重启而中断。`,
+};
+
+/** What went wrong for one widget: `kind` is a key of MESSAGES, `detail` the technical part. */
+export class WidgetError extends Error {
+  constructor(kind, widget, detail) {
+    super(MESSAGES[kind](widget, detail));
+    this.kind = kind;
+    this.widget = widget;
+    this.detail = String(detail);
+  }
+
+  /** The same error told with another name for the widget (its title on the page). */
+  messageFor(who) {
+    return MESSAGES[this.kind](who, this.detail);
+  }
+}
 
 let worker = null;
 let booting = null; // Promise: Python is ready in `worker`
+let sharedModules = null; // Promise: names of widgets/common/*.py (written by the build)
 let nextId = 1;
-const pending = new Map(); // id -> {resolve, reject, timer}
+const pending = new Map(); // id -> {widget, resolve, reject, limitMs, timer}
 const models = new Map(); // folder -> Promise: model imported in the current worker
 const progressListeners = new Set();
 
@@ -24,82 +57,129 @@ function startWorker() {
   if (typeof WebAssembly !== "object") {
     return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
   }
-  return new Promise((resolve, reject) => {
-    worker = new Worker(WORKER_URL, { type: "module" });
-    setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
-    worker.onmessage = ({ data }) => {
-      if (data.type === "progress") progressListeners.forEach((fn) => fn(data.text));
-      else if (data.type === "ready") resolve();
-      else if (data.type === "boot-error") reject(new Error(data.message));
-      else settle(data);
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      reject(new Error(event.message || "Web Worker 无法启动"));
-    };
-  });
+  sharedModules ??= fetch(new URL("shared-modules.json", WORKER_URL)).then((r) =>
+    r.ok ? r.json() : Promise.reject(new Error(`取不到 shared-modules.json（HTTP ${r.status}）`)),
+  );
+  sharedModules.catch(() => (sharedModules = null));
+  return sharedModules.then(
+    (modules) =>
+      new Promise((resolve, reject) => {
+        const own = new Worker(WORKER_URL, { type: "module" });
+        worker = own;
+        setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
+        own.onmessage = ({ data }) => {
+          if (own !== worker) return; // a terminated worker's last words
+          if (data.type === "progress") progressListeners.forEach((fn) => fn(data.text));
+          else if (data.type === "ready") resolve();
+          else if (data.type === "boot-error") reject(new Error(data.message));
+          else if (data.type === "started") started(data.id);
+          else settle(data);
+        };
+        own.onerror = (event) => {
+          event.preventDefault();
+          reject(new Error(event.message || "Web Worker 无法启动"));
+        };
+        own.postMessage({ type: "boot", sharedModules: modules });
+      }),
+  );
 }
 
 function boot() {
   if (!booting) {
-    booting = startWorker();
+    const attempt = startWorker();
+    booting = attempt;
     // A failed start is not cached: the next touch of a widget tries again.
-    booting.catch(() => restart("Python 启动失败"));
+    attempt.catch(() => {
+      if (booting === attempt) restart(null, null);
+    });
   }
   return booting;
 }
 
-function settle({ id, ok, result, error }) {
-  const waiting = pending.get(id);
-  if (!waiting) return;
+// The worker has begun this call: only now does its time limit run.
+function started(id) {
+  const job = pending.get(id);
+  if (job) job.timer = setTimeout(() => runaway(id), job.limitMs);
+}
+
+function runaway(id) {
+  const job = pending.get(id);
+  if (job) restart(id, new WidgetError("runaway", job.widget, job.limitMs / 1000));
+}
+
+function settle({ id, ok, result, kind, error }) {
+  const job = pending.get(id);
+  if (!job) return;
   pending.delete(id);
-  clearTimeout(waiting.timer);
-  if (ok) waiting.resolve(JSON.parse(result));
-  else waiting.reject(new Error(error));
+  clearTimeout(job.timer);
+  if (!ok) {
+    job.reject(new WidgetError(kind === "result" ? "result" : "model", job.widget, error));
+    return;
+  }
+  try {
+    job.resolve(JSON.parse(result));
+  } catch (parseError) {
+    job.reject(new WidgetError("result", job.widget, `${parseError.message}: ${String(result).slice(0, 120)}`));
+  }
 }
 
 // Pages on GitHub cannot send the headers that Pyodide interrupts need, so the
-// only way to stop a runaway call is to end the worker and start a new one.
-function restart(reason) {
+// only way to stop a runaway call is to end the worker and start a new one. The
+// call that ran away gets `error`; calls that were only queued are replayed.
+function restart(culprit, error) {
   if (worker) worker.terminate();
   worker = null;
   booting = null;
   models.clear();
-  for (const waiting of pending.values()) {
-    clearTimeout(waiting.timer);
-    waiting.reject(new Error(reason));
+  for (const [id, job] of pending) {
+    clearTimeout(job.timer);
+    job.reject(id === culprit ? error : new WidgetError("replayed", job.widget, "Python restarted"));
   }
   pending.clear();
 }
 
-function request(message, timeoutMs) {
+function request(widget, message, limitMs) {
+  if (!worker) return Promise.reject(new WidgetError("replayed", widget, "Python restarted"));
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => restart(`计算超过 ${timeoutMs / 1000} 秒仍未结束，已重启 Python；再操作一次会重新启动它`),
-      timeoutMs,
-    );
-    pending.set(id, { resolve, reject, timer });
+    pending.set(id, { widget, resolve, reject, limitMs, timer: null });
     worker.postMessage({ id, ...message });
   });
 }
 
-async function loadModel(folder) {
-  await boot();
+async function ready(widget) {
+  try {
+    await boot();
+  } catch (error) {
+    throw new WidgetError("runtime", widget, error.message);
+  }
+}
+
+async function loadModel(widget) {
+  await ready(widget);
+  const folder = folderOf(widget);
   if (!models.has(folder)) {
     const url = new URL(`${folder}/model.py`, WIDGETS_URL).href;
-    const loading = request({ type: "load", folder, url }, LOAD_TIMEOUT_MS);
-    loading.catch(() => models.delete(folder));
+    const loading = request(widget, { type: "load", folder, url }, LOAD_TIMEOUT_MS);
+    loading.catch(() => {
+      if (models.get(folder) === loading) models.delete(folder);
+    });
     models.set(folder, loading);
   }
   return models.get(folder);
 }
 
-/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict. */
-export async function call(name, fn, params, timeoutMs = CALL_TIMEOUT_MS) {
-  const folder = folderOf(name);
-  await loadModel(folder);
-  return request({ type: "call", folder, fn, params: JSON.stringify(params) }, timeoutMs);
+/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
+export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
+  for (let replay = 0; ; replay++) {
+    try {
+      await loadModel(name);
+      return await request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+    } catch (error) {
+      // Another widget's runaway restarted Python while this call waited: send it again.
+      if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) throw error;
+    }
+  }
 }
 
 /**
@@ -152,7 +232,13 @@ function latestOnly(callFn) {
     });
 }
 
-function statusOf(root) {
+// The widget's short name for messages: its title up to the first colon or bracket.
+function titleOf(root) {
+  const text = root.querySelector(".cw-title")?.textContent.trim() || "";
+  return text.split(/[：:（(]/)[0].trim() || root.dataset.widget;
+}
+
+function statusOf(root, title) {
   const line = root.querySelector(".cw-status");
   const text = line.querySelector(".cw-status-text");
   const bar = line.querySelector(".cw-progress");
@@ -163,54 +249,82 @@ function statusOf(root) {
   };
   return {
     progress: (message) => set("loading", message, true),
-    ready: () => set("ready", "Python 已在浏览器里运行：动手试试。", false),
-    failed: (error) =>
-      set("error", `无法加载 Python 运行时（${error.message}）。下面显示的是构建时算好的初始状态，课文不受影响。`, false),
-    callFailed: (error) => set("error", `这次计算没有完成：${error.message}`, false),
+    ready: (python) => set("ready", python ? "Python 已在浏览器里运行：动手试试。" : "组件已可以操作。", false),
+    failed: (error) => {
+      console.error(`widget ${root.dataset.widget}:`, error.kind || "error", error.detail || error);
+      const message = error instanceof WidgetError ? error.messageFor(title) : MESSAGES.mount(title);
+      set("error", message, false);
+    },
   };
 }
 
+// After a failure the widget waits for the reader: the next touch tries again.
+function armWake(root) {
+  const wake = () => {
+    for (const type of WAKE_EVENTS) root.removeEventListener(type, wake, true);
+    activate(root);
+  };
+  for (const type of WAKE_EVENTS) root.addEventListener(type, wake, true);
+}
+
+async function importView(name, title) {
+  try {
+    return await import(new URL(`${folderOf(name)}/view.js`, WIDGETS_URL).href);
+  } catch (error) {
+    throw new WidgetError("view", title, error.message);
+  }
+}
+
 function activate(root) {
-  if (root.cwActivation) return root.cwActivation;
+  if (root.cwActivation || root.dataset.ready === "true") return root.cwActivation;
   const name = root.dataset.widget;
-  const status = statusOf(root);
+  const title = titleOf(root);
+  const status = statusOf(root, title);
+  const retry = root.dataset.failed === "true";
   const onProgress = (message) => status.progress(message);
-  progressListeners.add(onProgress);
-  status.progress("正在启动 Python…");
+  status.progress(retry ? "正在重试…" : "正在启动…");
   root.cwActivation = (async () => {
     try {
-      const [view] = await Promise.all([
-        import(new URL(`${folderOf(name)}/view.js`, WIDGETS_URL).href),
-        loadModel(folderOf(name)),
-      ]);
-      const params = JSON.parse(root.dataset.params);
+      const view = await importView(name, title);
+      const python = view.python !== false;
+      if (python) {
+        progressListeners.add(onProgress);
+        await loadModel(name);
+      }
       const api = {
-        params,
+        params: JSON.parse(root.dataset.params),
         fill: (state) => fill(root, state),
         // Screen readers hear this through the widget's polite live region.
         announce: (text) => {
           root.querySelector(".cw-sr").textContent = text;
         },
-        // Resolves to the model's dict, or null after showing why the call failed.
+        // Resolves to the model's dict, or null after the status line said why the call failed.
         call: async (fn, args) => {
           try {
             const state = await call(name, fn, args);
-            if (root.dataset.ready === "true") status.ready();
+            if (root.dataset.ready === "true") status.ready(python);
             return state;
           } catch (error) {
-            status.callFailed(error);
+            status.failed(error);
             return null;
           }
         },
       };
       // Like call, but overtaken calls resolve to null: use it for sliders and pickers.
       api.latest = latestOnly(api.call);
-      await view.mount(root, api);
+      try {
+        await view.mount(root, api);
+      } catch (error) {
+        throw new WidgetError("mount", title, error && error.stack ? error.stack : error);
+      }
       root.dataset.ready = "true";
-      status.ready();
+      delete root.dataset.failed;
+      status.ready(python);
     } catch (error) {
       status.failed(error);
+      root.dataset.failed = "true";
       root.cwActivation = null;
+      armWake(root);
     } finally {
       progressListeners.delete(onProgress);
     }
@@ -236,9 +350,7 @@ function scan() {
   );
   for (const root of roots) {
     observer.observe(root);
-    const wake = () => activate(root);
-    root.addEventListener("pointerdown", wake, { once: true, capture: true });
-    root.addEventListener("focusin", wake, { once: true });
+    armWake(root);
   }
 }
 
