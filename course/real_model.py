@@ -3,7 +3,6 @@
 The lesson reads these as `facts.real`; the ablation chart and the neuron
 heatmap widgets receive their slices of the export from here.
 """
-import math
 
 
 def real_model_facts(card, ablation, neurons):
@@ -20,18 +19,19 @@ def real_model_facts(card, ablation, neurons):
         "vocab_size": arch["vocab_size"],
         "block_size": arch["block_size"],
         "init_std": arch["init_std"],
+        # GPT-2's rule as lab/model.py applies it (init_std / sqrt(2 * n_layer)), recorded by the export.
         "residual_init_std": arch["residual_init_std"],
-        # GPT-2's rule: residual-output projections start at init_std / sqrt(2 * n_layer).
-        "residual_init_rule": arch["init_std"] / math.sqrt(2 * arch["n_layer"]),
         "card": card,
         "variants": variants,
         "baseline_mean": sum(variants["baseline"]["val_losses"]) / len(variants["baseline"]["val_losses"]),
         "noise_floor": ablation["noise_floor"],
         "layer_number": neurons["layer"]["number"],
         "ablation": {
-            "variants": [{k: v[k] for k in ("name", "description", "n_layer", "params", "seeds", "val_losses")}
+            "variants": [{**{k: v[k] for k in ("name", "description", "n_layer", "params", "seeds", "val_losses")},
+                          # the learning curves need only the evaluations' tokens and validation loss
+                          "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h]
+                                        for h in v["histories"]]}
                          for v in ablation["variants"]],
-            "noise_floor": ablation["noise_floor"],
             "references": ablation["references"],
             "metric": ablation["metric"],
             "tokens_per_run": ablation["tokens_per_run"],

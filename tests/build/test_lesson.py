@@ -79,7 +79,7 @@ def test_real_model_section_reads_the_export(text):
     from course.widgets import load_model
     real = build_facts(load_data(ROOT / "data", ROOT))["real"]
     assert real is not None, "data/real-model/ is committed, so the section must render"
-    assert f"= {real['residual_init_rule']:.5f}" in text  # 0.02 / sqrt(2 x 4) in the evolution table
+    assert f"= {real['residual_init_std']:.5f}" in text  # 0.02 / sqrt(2 x 4) in the evolution table
     for sentence in load_model("ablation").sentences(real["ablation"]):
         assert sentence in text
     reading = load_model("neuron-heatmap").reading({"data": real["neurons"]})

@@ -77,5 +77,5 @@ def test_our_models_residual_init_follows_the_rule():
     fixture = ROOT / "tests" / "fixtures" / "real-model"
     files = {n: json.loads((fixture / f"{n}.json").read_text(encoding="utf-8")) for n in ("model-card", "ablation", "neurons")}
     real = real_model_facts(files["model-card"], files["ablation"], files["neurons"])
-    assert round(real["residual_init_rule"], 5) == 0.00707
-    assert real["residual_init_rule"] == pytest.approx(real["residual_init_std"], rel=1e-3)
+    assert round(real["residual_init_std"], 5) == 0.00707
+    assert real["card"]["architecture"]["residual_init_rule"] == "init_std / sqrt(2 * n_layer)"

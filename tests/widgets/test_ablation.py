@@ -1,5 +1,7 @@
-"""The ablation chart: positions, the noise band and sentences that follow the numbers."""
+"""The ablation chart: positions, each comparison's noise floor, perplexities, learning
+curves, and sentences that follow the numbers."""
 import json
+import math
 import re
 
 import pytest
@@ -10,6 +12,7 @@ from course.widgets import load_model
 
 model = load_model("ablation")
 FIXTURE = ROOT / "tests" / "fixtures" / "real-model"
+BASE = (4.60, 4.61, 4.62)
 
 
 def fixture_facts():
@@ -18,40 +21,67 @@ def fixture_facts():
     return real_model_facts(files["model-card"], files["ablation"], files["neurons"])
 
 
-def data_with(no_ffn, attn_only, base=(4.60, 4.61, 4.62, 4.60, 4.615)):
+def variant(name, n_layer, params, losses, curve_end=None):
+    """A variant whose every seed's curve falls from 6.0 to (curve_end or its loss) over 3 evaluations."""
+    histories = [[{"tokens": 100, "val_loss": 6.0}, {"tokens": 200, "val_loss": 5.0},
+                  {"tokens": 300, "val_loss": curve_end if curve_end is not None else x}] for x in losses]
+    return {"name": name, "description": "", "n_layer": n_layer, "params": params,
+            "seeds": list(range(len(losses))), "val_losses": list(losses), "histories": histories}
+
+
+def data_with(linear, no_ffn, attn_only, base=BASE, attn_end=None):
     return {
         "variants": [
-            {"name": "baseline", "description": "", "n_layer": 4, "params": 3688704, "seeds": [0, 1, 2, 3, 4],
-             "val_losses": list(base)},
-            {"name": "no_ffn", "description": "", "n_layer": 4, "params": 1574144, "seeds": [0], "val_losses": [no_ffn]},
-            {"name": "attn_only_12l", "description": "", "n_layer": 12, "params": 3673344, "seeds": [0],
-             "val_losses": [attn_only]},
+            variant("baseline", 4, 3688704, base),
+            variant("linear_ffn", 4, 3688704, linear),
+            variant("no_ffn", 4, 1574144, no_ffn),
+            variant("attn_only_12l", 12, 3673344, attn_only, attn_end),
         ],
-        "noise_floor": {"variant": "baseline", "seeds": [0, 1, 2, 3, 4], "min": min(base), "max": max(base),
-                        "range": max(base) - min(base)},
-        "references": {"unigram": 6.99, "bigram": 5.62}, "metric": "nats", "tokens_per_run": 1000, "date": "2026-11-29",
+        "references": {"unigram": 6.99, "bigram": 5.62}, "metric": "nats", "tokens_per_run": 300, "date": "2026-11-29",
     }
 
 
-def test_worse_variants_are_called_worse_with_their_multiple_of_the_floor():
-    no_ffn, attn = model.sentences(data_with(5.205, 5.330))
-    assert "去掉 FFN" in no_ffn and "升到 5.205" in no_ffn and "确实更差" in no_ffn
-    assert "纯注意力 12 层" in attn and "比基线少 0.42%" in attn and "确实更差" in attn
-    assert "是噪声底线 0.020 的" in no_ffn
+def test_worse_variants_are_called_worse_with_their_multiple_of_the_comparisons_floor():
+    linear, no_ffn, attn = model.sentences(data_with((4.90, 4.92, 4.94), (5.205,), (5.330,)))
+    assert "线性 FFN" in linear and "和基线一个不差" in linear and "3 个种子" in linear
+    # floor of linear vs baseline = the larger seed range: max(0.02, 0.04) = 0.04; gap 0.31 = 7.8 x
+    assert "高出 0.310" in linear and "噪声底线 0.040 的 7.8 倍" in linear and "确实更差" in linear
+    assert "去掉 FFN" in no_ffn and "升到 5.205" in no_ffn and "只跑了 1 次" in no_ffn
+    assert "噪声底线 0.020 的" in no_ffn  # one run: the baseline's range is the floor
+    assert "纯注意力 12 层" in attn and "比基线少 0.42%" in attn
+
+
+def test_every_loss_comes_with_its_perplexity():
+    linear, _, _ = model.sentences(data_with((4.90, 4.92, 4.94), (5.205,), (5.330,)))
+    assert f"困惑度 {round(math.exp(4.92))}" in linear
+    state = model.view({"data": data_with((4.90, 4.92, 4.94), (5.205,), (5.330,)), "selected": "baseline"})
+    assert state["chart"][0]["perplexity"] == str(round(math.exp(4.61)))
+    assert state["references"]["bigram_ppl"] == str(round(math.exp(5.62)))
 
 
 def test_a_gap_inside_the_noise_floor_is_not_called_a_difference():
-    _, attn = model.sentences(data_with(5.205, 4.605))
-    assert "分不出两者的高下" in attn and "更差" not in attn
+    linear, _, _ = model.sentences(data_with((4.60, 4.63, 4.62), (5.205,), (5.3,)))
+    assert "分不出两者的高下" in linear and "更差" not in linear
 
 
 def test_a_better_variant_is_called_better():
-    _, attn = model.sentences(data_with(5.205, 4.40))
+    _, _, attn = model.sentences(data_with((4.9,), (5.205,), (4.40,)))
     assert "反而比基线好" in attn
 
 
+def test_a_curve_still_falling_at_the_end_is_said_to_be_unfinished():
+    data = data_with((4.9,), (5.205,), (5.33,), attn_end=None)
+    data["variants"][3]["histories"] = [[{"tokens": 100, "val_loss": 6.2}, {"tokens": 200, "val_loss": 5.8},
+                                         {"tokens": 300, "val_loss": 5.33}]]
+    data["variants"][0]["histories"] = [[{"tokens": 100, "val_loss": 5.0}, {"tokens": 200, "val_loss": 4.615},
+                                         {"tokens": 300, "val_loss": x}] for x in BASE]
+    said = dict(zip([v["name"] for v in data["variants"]], model.curve_sentences(data)))
+    assert "从 5.800 降到 5.330" in said["attn_only_12l"] and "还没学完" in said["attn_only_12l"]
+    assert "基本不再进步" in said["baseline"]  # 4.615 -> 4.61: less than its 0.02 range
+
+
 def test_chart_positions_lie_on_the_axis_and_the_band_covers_the_baseline_runs():
-    state = model.view({"data": data_with(5.205, 5.330), "selected": "no_ffn"})
+    state = model.view({"data": data_with((4.9,), (5.205,), (5.330,)), "selected": "no_ffn"})
     xs = [d["x"] for row in state["chart"] for d in row["dots"]]
     assert all(0 <= x <= 100 for x in xs)
     base_xs = [d["x"] for d in state["chart"][0]["dots"]]
@@ -60,14 +90,24 @@ def test_chart_positions_lie_on_the_axis_and_the_band_covers_the_baseline_runs()
     assert "去掉 FFN" in state["out"]["detail"] and "5.205" in state["out"]["detail"]
 
 
-def test_fixture_export_renders():
+def test_curves_lie_inside_their_box():
+    curves = model.view({"data": data_with((4.9,), (5.205,), (5.330,)), "selected": "baseline"})["curves"]
+    assert len(curves["lines"]) == 4
+    for line in curves["lines"]:
+        for pair in line["points"].split():
+            x, y = map(float, pair.split(","))
+            assert 0 <= x <= curves["w"] and 0 <= y <= curves["h"]
+
+
+def test_fixture_export_renders_one_sentence_per_variant():
     real = fixture_facts()
     state = model.view({"data": real["ablation"], "selected": "baseline"})
-    assert len(state["sentences"]) == 2
+    assert len(state["sentences"]) == len(real["ablation"]["variants"]) - 1
+    assert len(state["curve_sentences"]) == len(real["ablation"]["variants"])
     assert re.search(r"\d", state["out"]["detail"])
 
 
 def test_a_variant_worse_than_the_bigram_reference_is_said_to_be():
-    no_ffn, attn = model.sentences(data_with(5.90, 5.30))
+    _, no_ffn, attn = model.sentences(data_with((4.9,), (5.90,), (5.30,)))
     assert "不如只看前一个 token 的插值 bigram（5.62）" in no_ffn
     assert "bigram" not in attn

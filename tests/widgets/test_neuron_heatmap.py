@@ -24,14 +24,16 @@ def rgba(css):
     return (int(r), int(g), int(b)), float(a)
 
 
-def ctx(token, fragment=False, activation=1.0, after=""):
-    return [activation, "前文", token, after, fragment]
+def ctx(token, fragment=False, activation=1.0, after="", chars=None):
+    """A compact context row; a fragment's `chars` is the character it has bytes of."""
+    return [activation, "前文", token, chars if chars is not None else token, after, fragment]
 
 
 def neuron(index, kind, peaks, acts=(0.0,), peak=1.0):
     """A compact neuron whose top contexts peak on `peaks` ("�" = a byte fragment)."""
     return {"index": index, "kind": kind, "max": peak, "acts": list(acts),
-            "contexts": [ctx(t, t == "\ufffd") for t in peaks]}
+            "contexts": [ctx(t, t == "\ufffd", chars="甲乙丙丁戊"[i] if t == "\ufffd" else None)
+                         for i, t in enumerate(peaks)]}
 
 
 def compact_data(neurons, tokens=(("公", False),)):
@@ -124,31 +126,30 @@ def test_two_of_five_is_scattered_and_names_the_tokens():
     assert v["text"] == "分散在「公」「曰」「之」「依」上，看不出单一规律"
 
 
-def test_fragments_never_count_as_one_character():
-    # Five peaks on "�": the same glyph, but it could be any character's bytes.
-    v = model.verdict([ctx("\ufffd", True)] * 5)
-    assert not v["concentrated"] and v["fragments"] == 5
-    assert v["text"] == "5 处里 5 处落在被拆开的字节 � 上，认不出是哪个字"
-    v = model.verdict([ctx("\ufffd", True)] * 3 + [ctx("公"), ctx("曰")])
+def test_fragments_never_count_as_a_token_but_name_their_character():
+    # Five peaks on "�" tokens: one glyph, the bytes of five different characters.
+    v = model.verdict([ctx("\ufffd", True, chars=c) for c in "幟幽幡幢幣"])
+    assert not v["concentrated"] and v["fragments"] == 5 and v["belongs"] is None
+    assert v["text"] == "5 处里 5 处落在字的部分字节上（「幟」「幽」「幡」「幢」「幣」）"
+    v = model.verdict([ctx("\ufffd", True, chars="某")] * 3 + [ctx("公"), ctx("曰")])
     assert not v["concentrated"] and v["text"].endswith("；其余在「公」「曰」上")
-    v = model.verdict([ctx("公")] * 3 + [ctx("\ufffd", True)] * 2)
-    assert v["concentrated"] and v["text"] == "集中在「公」上（5 处里 3 处）；另有 2 处是被拆开的字节 �"
-    v = model.verdict([ctx("公"), ctx("公"), ctx("曰"), ctx("\ufffd", True), ctx("之")])
-    assert not v["concentrated"] and v["text"] == "分散在「公」「曰」「之」上，看不出单一规律；另有 1 处是被拆开的字节 �"
+    v = model.verdict([ctx("公")] * 3 + [ctx("，\ufffd", True, chars="，吳")] * 2)
+    assert v["concentrated"] and v["text"] == "集中在「公」上（5 处里 3 处）；另有 2 处落在字的部分字节上（「吳」）"
+    v = model.verdict([ctx("公"), ctx("公"), ctx("曰"), ctx("\ufffd", True, chars="惜"), ctx("之")])
+    assert not v["concentrated"] and v["text"] == "分散在「公」「曰」「之」上，看不出单一规律；另有 1 处落在字的部分字节上（「惜」）"
 
 
-def test_fragments_name_the_character_that_follows_them_when_most_share_it():
-    # 「可�惜」 three times: the fragments cannot be read, the next character can.
-    v = model.verdict([ctx("\ufffd", True, after="惜哉"), ctx("\ufffd", True, after="惜國"),
-                       ctx("\ufffd", True, after="惠；"), ctx("\ufffd", True, after="惜蹇"), ctx("公")])
-    assert not v["concentrated"] and (v["follows"], v["follow_count"]) == ("惜", 3)
-    assert v["text"] == "5 处里 4 处落在被拆开的字节 � 上，认不出是哪个字（其中 3 处后面紧跟着「惜」）；其余在「公」上"
-    # Two and two: no majority, no hint.
-    v = model.verdict([ctx("\ufffd", True, after=a) for a in ("幟", "幽", "幟", "幽", "幡")])
-    assert v["follows"] is None and "紧跟" not in v["text"]
-    # The character after a whole token is never used.
-    v = model.verdict([ctx("公", after="曰")] * 3 + [ctx("\ufffd", True, after="曰")] * 2)
-    assert v["concentrated"] and v["follows"] is None
+def test_fragments_in_one_characters_bytes_say_which_character():
+    # 「可惜」 three times, the peak on a token holding only the first bytes of 惜.
+    v = model.verdict([ctx("\ufffd", True, chars="惜"), ctx("可\ufffd", True, chars="可惜"),
+                       ctx("\ufffd", True, chars="惠"), ctx("\ufffd", True, chars="惜"), ctx("公")])
+    assert not v["concentrated"] and (v["belongs"], v["belong_count"]) == ("惜", 3)
+    assert v["text"] == "5 处里 4 处落在字的部分字节上，其中 3 处是「惜」字的部分字节；其余在「公」上"
+    # A token made of the last bytes of 吳 and then 主 belongs to 吳, not 主.
+    assert model.fragment_of("\ufffd主", "吳主") == "吳" and model.fragment_of("，\ufffd", "，吳") == "吳"
+    # A whole token never counts as a fragment's character.
+    v = model.verdict([ctx("公")] * 3 + [ctx("\ufffd", True, chars="曰")] * 2)
+    assert v["concentrated"] and v["belongs"] is None
 
 
 def test_whitespace_tokens_are_made_visible():
@@ -168,21 +169,20 @@ def test_summary_when_the_top_neurons_read_better():
                     neuron(22, "top", SCATTERED), neuron(359, "random", SCATTERED),
                     neuron(110, "random", ["\ufffd"] * 5)])
     assert (r["top"], r["random"]) == ({"n": 3, "concentrated": 2}, {"n": 2, "concentrated": 0})
-    assert r["summary"].startswith("按最大激活挑出的 3 个神经元里，2 个集中在单个字上（#641「公」、#27「依」）；"
+    assert r["summary"].startswith("按最大激活挑出的 3 个神经元里，2 个集中在单个 token 上（#641「公」、#27「依」）；"
                                    "随机对照的 2 个里一个也没有。按最大激活挑出的更容易读出规律，随机抽的大多读不出。")
     assert "挑出的一组 15 处里 1 处，随机对照 10 处里 6 处" in r["summary"]
-    assert "紧跟" not in r["summary"]  # no fragment majority shares a following character
+    assert "过半落在同一个字的字节上" not in r["summary"]  # #110's fragments are five characters' bytes
     assert [v["index"] for v in r["neurons"]] == [641, 27, 22, 359, 110]
 
 
-def test_summary_names_fragment_neurons_followed_by_one_character():
-    follow = [[1.0, "前", "\ufffd", "捨命", True]] * 3 + [[1.0, "前", "\ufffd", "捷。", True]] * 2
-    data = compact_data([{"index": 595, "kind": "top", "max": 1.0, "acts": [0.0], "contexts": follow},
+def test_summary_names_fragment_neurons_in_one_characters_bytes():
+    parts = [[1.0, "前", "\ufffd", "捨", "命", True]] * 3 + [[1.0, "前", "\ufffd", "捷", "。", True]] * 2
+    data = compact_data([{"index": 595, "kind": "top", "max": 1.0, "acts": [0.0], "contexts": parts},
                          neuron(1, "top", ["公"] * 5), neuron(2, "random", SCATTERED)])
     r = model.reading({"data": data})
-    assert r["top"]["concentrated"] == 1  # #595 is not counted: its peaks cannot be read
-    assert ("有的过半后面紧跟着同一个字，可能亮在那个字的字节上，但导出的数据分辨不了："
-            "挑出的一组有 1 个（#595「捨」），随机对照没有。") in r["summary"]
+    assert r["top"]["concentrated"] == 1  # #595 is not counted: its peaks are no token
+    assert ("有的过半落在同一个字的字节上：挑出的一组有 1 个（#595「捨」），随机对照没有。") in r["summary"]
 
 
 def test_summary_when_the_random_controls_read_as_well():
@@ -196,7 +196,7 @@ def test_summary_when_the_random_controls_read_as_well():
 def test_summary_when_the_random_controls_read_better():
     r = reading_of([neuron(1, "top", SCATTERED), neuron(2, "top", SCATTERED),
                     neuron(3, "random", ["之"] * 5)])
-    assert r["summary"].startswith("按最大激活挑出的 2 个神经元里，没有一个集中在单个字上；随机对照的 1 个里有 1 个（#3「之」）。")
+    assert r["summary"].startswith("按最大激活挑出的 2 个神经元里，没有一个集中在单个 token 上；随机对照的 1 个里有 1 个（#3「之」）。")
     assert "随机对照读得出规律的比例反而更高" in r["summary"]
 
 
@@ -210,15 +210,17 @@ def test_summary_when_some_random_ones_read_but_fewer():
 def test_reading_of_the_lab_fixture():
     """The tiny-corpus export: its 300-token vocabulary splits nearly every character into bytes."""
     r = model.reading({"data": FIXTURE})
-    assert r["top"] == {"n": 4, "concentrated": 0} and r["random"] == {"n": 2, "concentrated": 0}
-    assert all(v["text"].startswith("5 处里 5 处落在被拆开的字节 � 上，认不出是哪个字") for v in r["neurons"])
-    assert "没有一个集中在单个字上" in r["summary"] and "两组读得出规律的比例一样" in r["summary"]
-    # #307's strongest context is 「第�五回」: the character after each fragment is in the data.
-    follows = {v["index"]: v["follows"] for v in r["neurons"] if v["follows"]}
-    for index, char in follows.items():
-        contexts = next(n for n in FIXTURE["neurons"] if n["index"] == index)["top_contexts"]
-        assert 2 * sum(c["after"].startswith(char) for c in contexts if c["fragment"]) > len(contexts)
-    assert "挑出的一组 20 处里 20 处，随机对照 10 处里 10 处" in r["summary"]
+    kinds = [n["kind"] for n in FIXTURE["neurons"]]
+    assert (r["top"]["n"], r["random"]["n"]) == (kinds.count("top"), kinds.count("random"))
+    for v, n in zip(r["neurons"], FIXTURE["neurons"]):
+        contexts = n["top_contexts"]
+        assert v["fragments"] == sum(c["fragment"] for c in contexts)
+        if v["belongs"]:  # the character named is the one most fragment peaks have bytes of
+            owners = [model.fragment_of(c["token"], c["chars"]) for c in contexts if c["fragment"]]
+            assert 2 * owners.count(v["belongs"]) > len(contexts)
+    frag_top = sum(v["fragments"] for v in r["neurons"] if v["kind"] == "top")
+    n_top = sum(v["n"] for v in r["neurons"] if v["kind"] == "top")
+    assert f"挑出的一组 {n_top} 处里 {frag_top} 处" in r["summary"]
     assert r["criterion"].startswith("判定规则：一个神经元在整个验证集上最亮的 5 处里，过半")
 
 
@@ -253,23 +255,33 @@ def test_missing_data_or_an_unknown_neuron_fails_loudly():
 def test_first_state_shows_the_strongest_top_neuron():
     params = {"neuron": None, "data": FIXTURE}
     s = model.view(params)
-    assert s["neuron"] == 307 and s["kind"] == "top"
+    top = [n for n in FIXTURE["neurons"] if n["kind"] == "top"]
+    first = top[0]  # the export lists top neurons by maximum activation, strongest first
+    assert first["max_activation"] == max(n["max_activation"] for n in top)
+    assert s["neuron"] == first["index"] and s["kind"] == "top"
     assert params["data"] is FIXTURE  # view() leaves its params alone
     assert model.page_params(params)["data"] == model.compact(FIXTURE)  # what the build writes into the page
     assert [g["label"] for g in s["groups"]] == ["按最大激活挑出", "随机对照"]
-    assert [o["text"] for o in s["groups"][0]["options"]][:2] == ["#307 · 最大激活 0.751", "#158 · 最大激活 0.721"]
-    assert [o["value"] for o in s["groups"][1]["options"]] == [397, 433]
-    assert s["out"]["legend-max"] == "0.751" and s["out"]["legend-min"] == "−0.751"
+    assert [o["text"] for o in s["groups"][0]["options"]][:2] == \
+        [f"#{n['index']} · 最大激活 {model.num(n['max_activation'], 3)}" for n in top[:2]]
+    assert [o["value"] for o in s["groups"][1]["options"]] == \
+        [n["index"] for n in FIXTURE["neurons"] if n["kind"] == "random"]
+    scale = model.scale(model.pick(model.compact(FIXTURE), first["index"]))
+    assert s["out"]["legend-max"] == model.num(scale, 3) and s["out"]["legend-min"] == "\u2212" + model.num(scale, 3)
     assert "排第 1" in s["out"]["kind"] and "688" in s["out"]["kind"]
     tokens = FIXTURE["passage"]["tokens"]
     assert len(s["tokens"]) == len(s["colors"]) == len(s["details"]) == len(tokens)
-    acts = FIXTURE["neurons"][0]["activations"]
-    assert s["colors"] == [model.color(a, 0.7509) for a in acts]
-    assert s["contexts"][0]["color"] == model.color(0.7509, 0.7509)  # the strongest context: deepest colour
+    assert s["colors"] == [model.color(a, scale) for a in first["activations"]]
+    strongest = first["top_contexts"][0]
+    assert s["contexts"][0]["color"] == model.color(strongest["activation"], scale)
+    # A context shows the characters its token has bytes of: a fragment keeps its character.
+    assert s["contexts"][0]["chars"] == model.label(strongest["chars"])
+    for c, row in zip(first["top_contexts"], s["contexts"]):
+        assert bool(row["note"]) == c["fragment"]
 
 
 def test_token_details_name_the_token_the_fragment_and_the_value():
-    s = model.view({"neuron": 307, "data": FIXTURE})
+    s = model.view({"neuron": FIXTURE["neurons"][0]["index"], "data": FIXTURE})
     tokens = FIXTURE["passage"]["tokens"]
     whole = next(i for i, t in enumerate(tokens) if not t["fragment"])
     assert s["details"][whole] == f"第 {whole + 1} 个 token：「{tokens[whole]['text']}」 · 激活 " + \
@@ -299,12 +311,14 @@ def test_decimals_follow_the_size_of_the_activations():
 
 
 def test_another_neuron_recolours_the_passage():
-    first = model.view({"neuron": 307, "data": FIXTURE})
-    control = model.view({"neuron": 433, "data": FIXTURE})
+    first = model.view({"neuron": FIXTURE["neurons"][0]["index"], "data": FIXTURE})
+    random_one = next(n["index"] for n in FIXTURE["neurons"] if n["kind"] == "random")
+    control = model.view({"neuron": random_one, "data": FIXTURE})
     assert control["kind"] == "random" and control["colors"] != first["colors"]
-    assert control["out"]["kind"].startswith("随机对照：从其余 684 个神经元里随机抽的")
-    assert control["out"]["verdict"].startswith("读一读（随机对照 #433）：")
-    assert control["out"]["legend-max"] == model.num(model.scale(model.pick(model.compact(FIXTURE), 433)), 3)
+    rest = 688 - sum(n["kind"] == "top" for n in FIXTURE["neurons"])
+    assert control["out"]["kind"].startswith(f"随机对照：从其余 {rest} 个神经元里随机抽的")
+    assert control["out"]["verdict"].startswith(f"读一读（随机对照 #{random_one}）：")
+    assert control["out"]["legend-max"] == model.num(model.scale(model.pick(model.compact(FIXTURE), random_one)), 3)
 
 
 def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
@@ -312,7 +326,9 @@ def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
     assert 'data-widget="neuron-heatmap"' in html
     assert html.count("data-token=") == len(FIXTURE["passage"]["tokens"])
     assert '<select name="neuron">' in html and '<optgroup label="随机对照">' in html
-    assert '<option value="307" selected>#307 · 最大激活 0.751</option>' in html
+    first = FIXTURE["neurons"][0]
+    assert (f'<option value="{first["index"]}" selected>#{first["index"]} · '
+            f'最大激活 {model.num(first["max_activation"], 3)}</option>') in html
     params = json.loads(unescape(re.search(r"data-params='([^']*)'", html).group(1)))
     assert params == {"neuron": None, "data": model.compact(FIXTURE)}
     spans = re.findall(r'<span data-token="\d+"[^>]*>([^<]*)</span>', html)

@@ -1,19 +1,24 @@
-"""Our model's FFN ablation: validation loss per variant, the 5-seed noise band, and the reading.
+"""Our model's FFN ablation: validation loss per variant and seed, the noise floor of
+each comparison, the learning curves, and the reading.
 
 The chart is HTML whose positions are percentages computed here; the sentences
-under it are decided by the numbers (a gap counts only if it beats the noise
-floor), so a retrained model can never leave a false sentence behind.
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+under it are decided by the numbers (a gap counts only if it beats that
+comparison's noise floor), so a retrained model can never leave a false sentence
+behind. Standard library only: the same file runs in CPython (build, tests) and Pyodide.
 """
+import math
+
 from numfmt import num
 
 PARAMS = {"data": None, "selected": "baseline"}
 
 LABELS = {
-    "baseline": "基线：{n} 层，注意力 + FFN",
+    "baseline": "基线：{n} 层，注意力 + SwiGLU FFN",
+    "linear_ffn": "线性 FFN：{n} 层，FFN 去掉非线性",
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
     "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
 }
+CURVE_W, CURVE_H = 600, 220  # the learning-curve SVG's viewBox
 
 
 def label(variant):
@@ -22,6 +27,16 @@ def label(variant):
 
 def mean(values):
     return sum(values) / len(values)
+
+
+def spread(values):
+    """Range of repeated runs, or None for a single run. spread([4.8, 4.9, 4.85]) -> 0.1 (about)"""
+    return max(values) - min(values) if len(values) > 1 else None
+
+
+def perplexity(loss):
+    """e^loss: the model is as unsure as a fair choice among this many tokens. perplexity(0.0) -> 1.0"""
+    return math.exp(loss)
 
 
 def axis(values, ticks=5):
@@ -44,47 +59,127 @@ def position(x, ax):
     return round(100 * (x - ax["lo"]) / (ax["hi"] - ax["lo"]), 3)
 
 
+def baseline_of(data):
+    return next(v for v in data["variants"] if v["name"] == "baseline")
+
+
 def comparisons(data):
-    """Each variant against the baseline mean, in loss and in multiples of the noise floor."""
-    variants = data["variants"]
-    base = mean(next(v for v in variants if v["name"] == "baseline")["val_losses"])
-    base_params = next(v for v in variants if v["name"] == "baseline")["params"]
-    floor = data["noise_floor"]["range"]
+    """Each variant against the baseline: the gap of the means and the noise floor of that
+    comparison, the larger of the two variants' seed ranges (a single run has none)."""
+    base_v = baseline_of(data)
+    base = mean(base_v["val_losses"])
     out = []
-    for v in variants:
+    for v in data["variants"]:
         m = mean(v["val_losses"])
-        out.append({"name": v["name"], "label": label(v), "params": v["params"], "mean": m, "gap": m - base,
+        ranges = [r for r in (spread(base_v["val_losses"]), spread(v["val_losses"])) if r is not None]
+        floor = max(ranges) if ranges else 0.0
+        out.append({"name": v["name"], "label": label(v), "params": v["params"], "runs": len(v["val_losses"]),
+                    "mean": m, "gap": m - base, "floor": floor,
                     "beats_floor": abs(m - base) > floor, "worse": m - base > floor,
-                    "params_vs_base": v["params"] / base_params - 1})
-    return base, floor, out
+                    "params_vs_base": v["params"] / base_v["params"] - 1,
+                    "same_params": v["params"] == base_v["params"]})
+    return base, out
+
+
+def size_phrase(row):
+    if row["same_params"]:
+        return f"{num(row['params'])} 个参数，和基线一个不差"
+    if row["name"] == "no_ffn":
+        return f"{num(row['params'])} 个参数"
+    more = "多" if row["params_vs_base"] > 0 else "少"
+    return f"{num(row['params'])} 个参数，比基线{more} {num(abs(100 * row['params_vs_base']), 2)}%"
 
 
 def sentences(data):
     """The reading of the chart, one sentence per variant, chosen by the numbers."""
-    base, floor, rows = comparisons(data)
-    runs = len(data["noise_floor"]["seeds"])
+    base, rows = comparisons(data)
+    bigram = data["references"]["bigram"]
     out = []
     for row in rows:
         if row["name"] == "baseline":
             continue
-        size = f"{num(row['params'])} 个参数"
-        if row["name"] != "no_ffn":
-            size += f"，比基线{'多' if row['params_vs_base'] > 0 else '少'} {num(abs(100 * row['params_vs_base']), 2)}%"
+        floor = row["floor"]
+        runs = f"{row['runs']} 个种子" if row["runs"] > 1 else "只跑了 1 次"
+        loss = f"{num(row['mean'], 3)}（困惑度 {num(perplexity(row['mean']), 0)}）"
         if not row["beats_floor"]:
-            verdict = (f"验证集损失 {num(row['mean'], 3)}，和基线的 {num(base, 3)} 只差 {num(abs(row['gap']), 3)}，"
-                       f"没有超出基线 {runs} 次重跑的极差 {num(floor, 3)}：我们的数据分不出两者的高下")
+            verdict = (f"验证集损失 {loss}，和基线的 {num(base, 3)} 只差 {num(abs(row['gap']), 3)}，"
+                       f"没有超出这组比较的噪声底线 {num(floor, 3)}：我们的数据分不出两者的高下")
         elif row["worse"]:
-            verdict = (f"验证集损失从基线的 {num(base, 3)} 升到 {num(row['mean'], 3)}，高出 {num(row['gap'], 3)}，"
-                       f"是噪声底线 {num(floor, 3)} 的 {num(row['gap'] / floor, 1) if floor else '无穷'} 倍：确实更差")
+            times = num(row["gap"] / floor, 1) if floor else "无穷"
+            verdict = (f"验证集损失从基线的 {num(base, 3)} 升到 {loss}，高出 {num(row['gap'], 3)}，"
+                       f"是这组比较噪声底线 {num(floor, 3)} 的 {times} 倍：确实更差")
         else:
-            verdict = (f"验证集损失从基线的 {num(base, 3)} 降到 {num(row['mean'], 3)}，低了 {num(-row['gap'], 3)}，"
-                       f"超出噪声底线 {num(floor, 3)}：反而比基线好")
-        bigram = data["references"]["bigram"]
+            verdict = (f"验证集损失从基线的 {num(base, 3)} 降到 {loss}，低了 {num(-row['gap'], 3)}，"
+                       f"超出这组比较的噪声底线 {num(floor, 3)}：反而比基线好")
         if row["mean"] > bigram:
             verdict += (f"；它甚至不如只看前一个 token 的插值 bigram（{num(bigram, 2)}），"
                         f"说明在这个训练量下它还没学到多少超出相邻统计的东西")
-        out.append(f"{row['label']}（{size}）：{verdict}。")
+        out.append(f"{row['label']}（{size_phrase(row)}，{runs}）：{verdict}。")
     return out
+
+
+def mean_curve(variant):
+    """Validation loss at each evaluation, averaged over the variant's seeds: [(tokens, loss), ...]."""
+    histories = variant["histories"]
+    points = []
+    for i, first in enumerate(histories[0]):
+        points.append((first["tokens"], mean([h[i]["val_loss"] for h in histories])))
+    return points
+
+
+def still_learning(data):
+    """Per variant: how much its mean validation loss fell over the last evaluation interval,
+    and whether that fall is larger than the comparison's noise floor (still learning)."""
+    floors = {r["name"]: r["floor"] for r in comparisons(data)[1]}
+    out = {}
+    for v in data["variants"]:
+        curve = mean_curve(v)
+        if len(curve) < 2:
+            continue
+        (t0, a), (t1, b) = curve[-2], curve[-1]
+        floor = floors[v["name"]]
+        out[v["name"]] = {"from": a, "to": b, "drop": a - b, "tokens": t1 - t0, "floor": floor,
+                          "still": a - b > floor}
+    return out
+
+
+def curve_sentences(data):
+    learning = still_learning(data)
+    out = []
+    for v in data["variants"]:
+        s = learning.get(v["name"])
+        if s is None:
+            continue
+        tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}）"
+        if s["still"]:
+            judge = f"比噪声底线 {num(s['floor'], 3)} 还大：到训练结束它仍在进步，这个训练量对它不够，它还没学完"
+        else:
+            judge = f"不到噪声底线 {num(s['floor'], 3)}：在这个学习率日程的末尾，它已经基本不再进步"
+        out.append(f"{label(v)}：{tail}，{judge}。")
+    return out
+
+
+def curves(data):
+    """SVG polylines of the mean validation curves, on a shared loss axis."""
+    series = [(v, mean_curve(v)) for v in data["variants"]]
+    losses = [loss for _, c in series for _, loss in c]
+    ax = axis(losses)
+    t_max = max(t for _, c in series for t, _ in c)
+
+    def xy(t, loss):
+        return (round(CURVE_W * t / t_max, 1), round(CURVE_H * (ax["hi"] - loss) / (ax["hi"] - ax["lo"]), 1))
+
+    lines = []
+    for k, (v, c) in enumerate(series):
+        pts = [xy(t, loss) for t, loss in c]
+        end = pts[-1]
+        lines.append({"name": v["name"], "label": label(v), "index": k,
+                      "points": " ".join(f"{x},{y}" for x, y in pts), "end_x": end[0], "end_y": end[1],
+                      "end": num(c[-1][1], 3)})
+    ticks = [{"y": xy(0, t)[1], "label": num(t, 1)} for t in ax["ticks"] if ax["lo"] <= t <= ax["hi"]]
+    summary = "；".join(f"{ln['label']} 结束时 {ln['end']}" for ln in lines)
+    return {"w": CURVE_W, "h": CURVE_H, "lines": lines, "ticks": ticks, "tokens": num(t_max),
+            "summary": f"各模型验证集损失随训练 token 数下降的曲线（多个种子取平均）：{summary}。"}
 
 
 def view(params):
@@ -93,8 +188,8 @@ def view(params):
         raise ValueError("the ablation chart needs data=... (data/real-model/ablation.json via facts.real)")
     losses = [x for v in data["variants"] for x in v["val_losses"]]
     ax = axis(losses)
-    floor = data["noise_floor"]
-    base, _, rows = comparisons(data)
+    base_v = baseline_of(data)
+    base, rows = comparisons(data)
     by_name = {r["name"]: r for r in rows}
     chart = []
     for v in data["variants"]:
@@ -103,23 +198,35 @@ def view(params):
             "name": v["name"], "label": r["label"], "params": num(v["params"]),
             "dots": [{"x": position(x, ax), "value": num(x, 3), "seed": s} for x, s in zip(v["val_losses"], v["seeds"])],
             "mean": {"x": position(r["mean"], ax), "value": num(r["mean"], 3)},
+            "perplexity": num(perplexity(r["mean"]), 0),
             "runs": len(v["val_losses"]),
             "gap": "" if v["name"] == "baseline" else f"{'+' if r['gap'] > 0 else ''}{num(r['gap'], 3)}",
         })
     selected = params.get("selected") or "baseline"
     sel = by_name[selected]
-    detail = (f"{sel['label']}：{num(sel['params'])} 个参数，验证集损失 "
-              + "、".join(num(x, 3) for x in next(v for v in data["variants"] if v["name"] == selected)["val_losses"])
-              + ("" if selected == "baseline" else f"；比基线平均 {num(base, 3)} {'高' if sel['gap'] > 0 else '低'} {num(abs(sel['gap']), 3)}"))
+    sel_losses = next(v for v in data["variants"] if v["name"] == selected)["val_losses"]
+    detail = (f"{sel['label']}：{num(sel['params'])} 个参数，验证集损失 " + "、".join(num(x, 3) for x in sel_losses)
+              + f"（平均 {num(sel['mean'], 3)}，困惑度 {num(perplexity(sel['mean']), 0)}）"
+              + ("" if selected == "baseline" else
+                 f"；比基线平均 {num(base, 3)} {'高' if sel['gap'] > 0 else '低'} {num(abs(sel['gap']), 3)}，"
+                 f"这组比较的噪声底线 {num(sel['floor'], 3)}"))
+    base_vals = base_v["val_losses"]
     return {
         "params": {"selected": selected},
         "axis": {"ticks": [{"x": position(t, ax), "label": num(t, 2 if ax["step"] < 0.1 else 1)} for t in ax["ticks"]]},
-        "band": {"left": position(floor["min"], ax), "width": round(position(floor["max"], ax) - position(floor["min"], ax), 3),
-                 "label": f"基线 {len(floor['seeds'])} 次重跑的范围 {num(floor['min'], 3)}–{num(floor['max'], 3)}（极差 {num(floor['range'], 3)}）"},
+        "band": {"left": position(min(base_vals), ax),
+                 "width": round(position(max(base_vals), ax) - position(min(base_vals), ax), 3),
+                 "label": f"基线 {len(base_vals)} 次重跑的范围 {num(min(base_vals), 3)}–{num(max(base_vals), 3)}"
+                          f"（极差 {num(max(base_vals) - min(base_vals), 3)}）"},
         "chart": chart,
+        "count": len(chart),
         "sentences": sentences(data),
+        "curves": curves(data),
+        "curve_sentences": curve_sentences(data),
         "metric": data["metric"],
-        "references": {"unigram": num(data["references"]["unigram"], 2), "bigram": num(data["references"]["bigram"], 2)},
+        "references": {"unigram": num(data["references"]["unigram"], 2), "bigram": num(data["references"]["bigram"], 2),
+                       "unigram_ppl": num(perplexity(data["references"]["unigram"]), 0),
+                       "bigram_ppl": num(perplexity(data["references"]["bigram"]), 0)},
         "date": data["date"],
         "tokens": num(data["tokens_per_run"]),
         "out": {"detail": detail},

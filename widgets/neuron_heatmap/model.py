@@ -16,9 +16,12 @@ fires in this passage looks faint here, as it should.
 
 The reading (reading(), which the lesson prints) is computed from the data, never
 typed: a neuron counts as concentrated when more than half of its top contexts
-peak on the same token. Peaks on byte fragments (shown as �) cannot be told apart
-and never count; when most of them are followed by the same character the reading
-says so, as a fact of the text, not as a claim about what the fragment is.
+peak on the same token. A byte fragment (a token holding only some bytes of a
+character, shown alone as �) never counts as a token: the same bytes start many
+characters, and at that position the model has not yet seen the rest. The export
+names the character each fragment belongs to (`chars`), so the page shows it, and
+when most peaks fall in one character's bytes the reading says so, as a fact of
+the text, not as a claim about what the neuron detects.
 Standard library only: the same file runs in CPython (build, tests) and Pyodide.
 """
 import math
@@ -44,7 +47,8 @@ def compact(data):
     Tokens become [display, fragment]: display = the passage's characters in the token's
     span ("" for a byte fragment inside a character); a fragment adds its own text, where
     bytes that are no whole character show as � ("，�" holds "，" and the next character's
-    first bytes). Contexts become [activation, before, token, after, fragment].
+    first bytes). Contexts become [activation, before, token, chars, after, fragment]:
+    chars = the characters the token has bytes of ("，吳" for "，�").
     Activations stay as exported.
     A dict that is already compact is returned as it is.
     """
@@ -66,7 +70,7 @@ def compact(data):
                    else [text[t["start"]:t["end"]], False] for t in passage["tokens"]],
         "neurons": [{"index": n["index"], "kind": n["kind"], "max": n["max_activation"],
                      "acts": n["activations"],
-                     "contexts": [[c["activation"], c["before"], c["token"], c["after"], c["fragment"]]
+                     "contexts": [[c["activation"], c["before"], c["token"], c["chars"], c["after"], c["fragment"]]
                                   for c in n["top_contexts"]]}
                     for n in data["neurons"]],
     }
@@ -169,48 +173,61 @@ def majority(items, n):
     return (best, counts[best]) if best is not None and 2 * counts[best] > n else (None, 0)
 
 
+def fragment_of(token, chars):
+    """The character a fragment token holds only some bytes of: where its � stands.
+
+    fragment_of("，�", "，吳") -> '吳' (the token is "，" plus the first bytes of 吳)
+    fragment_of("�主", "吳主") -> '吳' (the last bytes of 吳, then 主)
+    """
+    return chars[:1] if token.startswith(FRAGMENT) and not token.endswith(FRAGMENT) else chars[-1:]
+
+
 def verdict(contexts):
     """Do a neuron's top contexts peak on one token? Read from the data, nothing else.
 
-    contexts: [activation, before, token, after, fragment] rows, strongest first. Concentrated
-    means more than half of them peak on the same whole token. A byte fragment (�) could be
-    any character's bytes, so fragments never count; when most peaks are fragments, the
-    verdict says which character follows them if more than half share it (a fact of the
-    text, not a claim about what the fragment is).
-    >>> verdict([[1, "", "公", "", False]] * 3 + [[1, "", "曰", "", False], [1, "", "�", "", True]])["text"]
-    -> '集中在「公」上（5 处里 3 处）；另有 1 处是被拆开的字节 �'
+    contexts: [activation, before, token, chars, after, fragment] rows, strongest first.
+    Concentrated means more than half of them peak on the same whole token. A byte fragment
+    is no token a reader can name, so fragments never count; when most peaks are fragments,
+    the verdict says which character's bytes they are if more than half share one (a fact
+    of the text, not a claim about what the neuron detects).
+    >>> verdict([[1, "", "公", "公", "", False]] * 3 + [[1, "", "曰", "曰", "", False], [1, "", "�", "吳", "", True]])["text"]
+    -> '集中在「公」上（5 处里 3 处）；另有 1 处落在字的部分字节上（「吳」）'
     """
     n = len(contexts)
-    whole = [c[2] for c in contexts if not c[4]]
-    fragments = n - len(whole)
+    whole = [c[2] for c in contexts if not c[5]]
+    parts = [fragment_of(c[2], c[3]) for c in contexts if c[5]]
+    fragments = len(parts)
     ranked = list(dict.fromkeys(sorted(whole, key=whole.count, reverse=True)))  # by count, then strength
     peak, count = majority(whole, n)
-    follows, follow_count = None, 0
+    belongs, belong_count = None, 0
+    part_list = quoted(dict.fromkeys(p for p in parts if p))
     if peak is not None:
         text = f"集中在「{label(peak)}」上（{n} 处里 {count} 处）"
         if fragments:
-            text += f"；另有 {fragments} 处是被拆开的字节 {FRAGMENT}"
+            text += f"；另有 {fragments} 处落在字的部分字节上（{part_list}）"
     elif 2 * fragments > n:
-        follows, follow_count = majority([c[3][0] for c in contexts if c[4] and c[3]], n)
-        text = f"{n} 处里 {fragments} 处落在被拆开的字节 {FRAGMENT} 上，认不出是哪个字"
-        if follows is not None:
-            text += f"（其中 {follow_count} 处后面紧跟着「{label(follows)}」）"
+        belongs, belong_count = majority([p for p in parts if p], n)
+        text = f"{n} 处里 {fragments} 处落在字的部分字节上"
+        if belongs is not None:
+            text += f"，其中 {belong_count} 处是「{label(belongs)}」字的部分字节"
+        else:
+            text += f"（{part_list}）"
         if ranked:
             text += f"；其余在{quoted(ranked)}上"
     else:
         text = f"分散在{quoted(ranked)}上，看不出单一规律" if ranked else "没有导出最亮的位置"
         if fragments:
-            text += f"；另有 {fragments} 处是被拆开的字节 {FRAGMENT}"
+            text += f"；另有 {fragments} 处落在字的部分字节上（{part_list}）"
     return {"concentrated": peak is not None, "peak": label(peak) if peak is not None else None,
             "count": count, "n": n, "fragments": fragments,
-            "follows": label(follows) if follows is not None else None, "follow_count": follow_count,
+            "belongs": label(belongs) if belongs is not None else None, "belong_count": belong_count,
             "text": text}
 
 
 def criterion(data):
     n = max((len(x["contexts"]) for x in data["neurons"]), default=0)
-    return (f"判定规则：一个神经元在整个验证集上最亮的 {n} 处里，过半落在同一个字（token）上，算「集中」；"
-            f"落在被拆开的字节 {FRAGMENT} 上的认不出是哪个字，不算。")
+    return (f"判定规则：一个神经元在整个验证集上最亮的 {n} 处里，过半落在同一个 token 上，算「集中」；"
+            f"落在字的部分字节上的（单独显示为 {FRAGMENT}）不算一个 token，只注明它属于哪个字。")
 
 
 def named(verdicts, key):
@@ -225,8 +242,8 @@ def summary(verdicts):
     hits_t = [v for v in top if v["concentrated"]]
     hits_r = [v for v in rnd if v["concentrated"]]
     nt, ct, nr, cr = len(top), len(hits_t), len(rnd), len(hits_r)
-    first = (f"按最大激活挑出的 {nt} 个神经元里，{ct} 个集中在单个字上（{named(hits_t, 'peak')}）" if ct
-             else f"按最大激活挑出的 {nt} 个神经元里，没有一个集中在单个字上")
+    first = (f"按最大激活挑出的 {nt} 个神经元里，{ct} 个集中在单个 token 上（{named(hits_t, 'peak')}）" if ct
+             else f"按最大激活挑出的 {nt} 个神经元里，没有一个集中在单个 token 上")
     if not nr:
         return first + "；这份数据没有随机对照。"
     fewer = cr * nt < ct * nr  # the random share is lower than the top share
@@ -240,26 +257,26 @@ def summary(verdicts):
         verdict_line = "两组读得出规律的比例一样：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
     else:
         verdict_line = "随机对照读得出规律的比例反而更高：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
-    follow_t = [v for v in top if v["follows"]]
-    follow_r = [v for v in rnd if v["follows"]]
-    follow = ""
-    if follow_t or follow_r:
+    part_t = [v for v in top if v["belongs"]]
+    part_r = [v for v in rnd if v["belongs"]]
+    parts = ""
+    if part_t or part_r:
         def group(vs):
-            return f"有 {len(vs)} 个（{named(vs, 'follows')}）" if vs else "没有"
-        follow = (f"最亮处多是被拆开的字节、认不出字的神经元里，有的过半后面紧跟着同一个字，可能亮在那个字的字节上，"
-                  f"但导出的数据分辨不了：挑出的一组{group(follow_t)}，随机对照{group(follow_r)}。")
+            return f"有 {len(vs)} 个（{named(vs, 'belongs')}）" if vs else "没有"
+        parts = (f"最亮处多在字的部分字节上的神经元里，有的过半落在同一个字的字节上："
+                 f"挑出的一组{group(part_t)}，随机对照{group(part_r)}。")
     frag_t = sum(v["fragments"] for v in top)
     frag_r = sum(v["fragments"] for v in rnd)
-    fragments = (f"最亮处落在被拆开的字节 {FRAGMENT} 上的：挑出的一组 {sum(v['n'] for v in top)} 处里 {frag_t} 处，"
+    fragments = (f"最亮处落在字的部分字节上的：挑出的一组 {sum(v['n'] for v in top)} 处里 {frag_t} 处，"
                  f"随机对照 {sum(v['n'] for v in rnd)} 处里 {frag_r} 处。")
-    return f"{first}；{second}。{verdict_line}{follow}{fragments}"
+    return f"{first}；{second}。{verdict_line}{parts}{fragments}"
 
 
 def reading(params):
     """The honest reading of every exported neuron, for the lesson and the widget.
 
-    Returns {"neurons": [{index, kind, concentrated, peak, count, n, fragments, follows,
-    follow_count, text}], "summary": str, "criterion": str,
+    Returns {"neurons": [{index, kind, concentrated, peak, count, n, fragments, belongs,
+    belong_count, text}], "summary": str, "criterion": str,
     "top": {n, concentrated}, "random": {n, concentrated}}.
     """
     data = compact(params["data"])
@@ -345,9 +362,11 @@ def view(params):
         "colors": [color(a, s) for a in acts],
         "details": [token_detail(tokens, i, a, places) for i, a in enumerate(acts)],
         "legend": lg,
-        "contexts": [{"activation": num(a, places), "before": before, "token": label(token),
-                      "after": after, "fragment": fragment, "color": color(a, s)}
-                     for a, before, token, after, fragment in neuron["contexts"]],
+        # A context shows the characters its token has bytes of: a fragment keeps its character.
+        "contexts": [{"activation": num(a, places), "before": before, "token": label(token), "chars": label(chars),
+                      "after": after, "fragment": fragment, "color": color(a, s),
+                      "note": f"token「{label(token)}」只含「{fragment_of(token, chars)}」字的部分字节" if fragment else ""}
+                     for a, before, token, chars, after, fragment in neuron["contexts"]],
         "out": {
             "title": f"第 {data['layer']} 层 FFN 的真实神经元：字的底色就是它在这个 token 上的激活",
             "kind": kind_text(data, neuron),

@@ -42,8 +42,15 @@ export function mount(root, api) {
         const peak = document.createElement("mark");
         peak.className = c.fragment ? "nh-ctx-peak nh-ctx-frag" : "nh-ctx-peak";
         peak.style.backgroundColor = c.color;
-        peak.textContent = c.token;
+        peak.textContent = c.chars; // a fragment shows the character it is part of
         text.append(c.before, peak, c.after);
+        if (c.note) {
+          peak.title = c.note;
+          const note = document.createElement("span");
+          note.className = "nh-ctx-note";
+          note.textContent = `（${c.note}）`;
+          text.append(note);
+        }
         item.append(act, text);
         return item;
       }),
