@@ -9,6 +9,7 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_files          add vendored Pyodide/KaTeX and the widgets' files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX
+    on_post_build     split long Chinese words in Material's search index
 
 The site is built into a temporary folder and swapped in only on success, so a
 failed build leaves the previous site as it was. Errors are one line: file:line.
@@ -21,10 +22,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import checks, katex, vendor, widgets  # noqa: E402
+from course import checks, katex, search, vendor, widgets  # noqa: E402
 from course.data import load_data  # noqa: E402
 from course.errors import CourseError  # noqa: E402
 from course.facts import build_facts  # noqa: E402
@@ -93,6 +96,12 @@ def on_page_markdown(markdown, page, config, files):
 @_reported
 def on_page_content(html, page, config, files):
     return katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
+
+
+@event_priority(-50)  # late: after Material's search plugin has written its index
+@_reported
+def on_post_build(config):
+    search.refine_index(config.site_dir)
 
 
 def build(out):
