@@ -16,6 +16,20 @@ def silu(x):
     return x / (1.0 + math.exp(-x))
 
 
+def silu_overflow_fp16():
+    """Where silu(x) * x (SwiGLU with gate input and linear input both x) first exceeds the
+    largest fp16 number, by bisection: (x, fp16 max). silu(x) ~ x there, so x ~ sqrt(65,504).
+
+    >>> silu_overflow_fp16() -> (255.94..., 65504.0)
+    """
+    limit = float(np.finfo(np.float16).max)
+    lo, hi = 1.0, 1000.0  # silu(1) * 1 < limit < silu(1000) * 1000
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if silu(mid) * mid <= limit else (lo, mid)
+    return hi, limit
+
+
 def anchor_facts(anchor):
     t = anchor["config"]["text_config"]
     d, d_ff = t["hidden_size"], t["intermediate_size"]
@@ -108,6 +122,7 @@ def build_facts(data):
         "clamps": clamp_facts(frontier),
         "papers": paper_facts(data["papers"]),
         "silu10_times10": silu(10.0) * 10.0,
+        "fp16": dict(zip(("silu_overflow_x", "max"), silu_overflow_fp16())),
         # Our own model, once lab/ has exported it (None before the first real run).
         "real": (real_model_facts(data["real-model/model-card"], data["real-model/ablation"],
                                   data["real-model/neurons"])

@@ -41,7 +41,7 @@ def test_the_same_symbol_has_the_same_length_everywhere(figure):
     for b in figure["blocks"]:
         seen.setdefault(b["rows"], set()).add(b["h"])
         seen.setdefault(b["cols"], set()).add(b["w"])
-    assert set(seen) == {"T", "d", "d_ff"}
+    assert set(seen) == {"T", "d", "d_ff", "d_out"}
     assert all(len(lengths) == 1 for lengths in seen.values()), seen
     assert {sym: lengths.pop() for sym, lengths in seen.items()} == figure["edge"]
 
@@ -54,7 +54,7 @@ def test_bigger_dimensions_get_longer_edges():
 def test_blocks_have_the_shapes_of_the_ffn():
     shapes = {b["key"]: (b["rows"], b["cols"], b["role"]) for b in REAL["blocks"]}
     assert shapes == {"X": ("T", "d", "input"), "W_up": ("d", "d_ff", "param"), "H": ("T", "d_ff", "mid"),
-                      "W_down": ("d_ff", "d", "param"), "Y": ("T", "d", "output")}
+                      "W_down": ("d_ff", "d_out", "param"), "Y": ("T", "d_out", "output")}
 
 
 @pytest.mark.parametrize("figure", [REAL, SMALL], ids=["real", "small"])
@@ -88,14 +88,15 @@ def test_labels_carry_the_real_numbers():
     assert texts[("W_up", "top")] == ("d_ff", "3,072")
     assert texts[("W_down", "right")] == ("d_ff", "3,072")
     for lab in REAL["labels"]:
-        assert lab["n"] == {"T": 5, **GPT2}[lab["symbol"]]
+        assert lab["n"] == {"T": 5, "d_out": GPT2["d"], **GPT2}[lab["symbol"]]  # a real FFN writes d back
 
 
 def test_small_scale_is_the_two_neuron_example():
-    assert SMALL["dims"] == {"T": 5, "d": 2, "d_ff": 2}
-    assert {lab["text"] for lab in SMALL["labels"] if lab["symbol"] != "T"} == {"2"}
+    assert SMALL["dims"] == {"T": 5, "d": 2, "d_ff": 2, "d_out": 1}  # the toy writes one number
+    assert {lab["text"] for lab in SMALL["labels"] if lab["symbol"] in ("d", "d_ff")} == {"2"}
+    assert {lab["text"] for lab in SMALL["labels"] if lab["symbol"] == "d_out"} == {"1"}
     assert {lab["text"] for lab in SMALL["labels"] if lab["symbol"] == "T"} == {"5"}
-    assert "d = 2，d_ff = 2" in SMALL["summary"]
+    assert "d = 2，d_ff = 2，d_out = 1" in SMALL["summary"]
 
 
 def test_grid_shows_the_t_rows_and_small_dimensions_only():
@@ -107,7 +108,7 @@ def test_grid_shows_the_t_rows_and_small_dimensions_only():
 
 def test_table_has_real_and_small_columns():
     rows = {r["symbol"]: (r["real"], r["small"]) for r in STATE["table"]}
-    assert rows == {"T": ("5", "5"), "d": ("768", "2"), "d_ff": ("3,072", "2")}
+    assert rows == {"T": ("5", "5"), "d": ("768", "2"), "d_ff": ("3,072", "2"), "d_out": ("768", "1")}
     assert "4 × d" in STATE["table"][2]["meaning"]
 
 
@@ -130,7 +131,7 @@ def test_the_lesson_embeds_the_real_sizes_from_data():
     assert 'data-scale="real"' in real
     numbers = re.findall(r'<tspan class="fshape-num"[^>]*>([^<]+)</tspan>', real)
     assert sorted(set(numbers)) == ["3,072", "5", "768"]
-    assert set(re.findall(r'<tspan class="fshape-num"[^>]*>([^<]+)</tspan>', small)) == {"2", "5"}
+    assert set(re.findall(r'<tspan class="fshape-num"[^>]*>([^<]+)</tspan>', small)) == {"1", "2", "5"}
     assert re.search(r'<input type="radio" name="scale" value="real" checked>', html)
     assert re.search(r'<input type="radio" name="scale" value="small">', html)
     assert "<svg" in html and "viewBox=\"0 0 640" in html

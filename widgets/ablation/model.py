@@ -18,11 +18,17 @@ LABELS = {
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
     "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
 }
+SHORT = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "纯注意力"}
 CURVE_W, CURVE_H = 600, 220  # the learning-curve SVG's viewBox
 
 
 def label(variant):
     return LABELS.get(variant["name"], variant["name"]).format(n=variant["n_layer"])
+
+
+def short(name):
+    """A variant's short name for lists. short("linear_ffn") -> '线性 FFN'"""
+    return SHORT.get(name, name)
 
 
 def mean(values):

@@ -3,8 +3,11 @@
 Five blocks, laid out as two matrix products (each product sits where the rows of
 its left factor meet the columns of its right factor):
 
-                 W_up (d×d_ff)   W_down (d_ff×d)
-    X (T×d)      H (T×d_ff)      Y (T×d)
+                 W_up (d×d_ff)   W_down (d_ff×d_out)
+    X (T×d)      H (T×d_ff)      Y (T×d_out)
+
+A real FFN writes back as wide as it reads (d_out = d: its output is added to its
+input, lesson 2); the two-neuron example writes one number (d_out = 1).
 
     H = GELU(X·W_up)    Y = H·W_down
 
@@ -12,7 +15,7 @@ An edge of n rows or columns is UNIT·(1 + log2 n) long: one more unit each time
 the dimension doubles. So every edge that carries the same symbol (T, d, d_ff) has
 the same length everywhere in a figure, and the labels on the edges carry the real
 numbers. Two figures: the real scale (d, d_ff from data/, passed by the lesson)
-and the small scale of the lesson's two-neuron example (d = 2, d_ff = 2).
+and the small scale of the lesson's two-neuron example (d = 2, d_ff = 2, d_out = 1).
 Standard library only: the same file runs in CPython (build, tests) and Pyodide.
 """
 import math
@@ -23,8 +26,8 @@ from numfmt import num
 # ones from data/ (facts.gpt2), so no model size is typed in here.
 PARAMS = {"T": 5, "scale": "real"}
 
-# The small scale: the lesson's two-neuron example, d = 2 features, d_ff = 2 neurons.
-SMALL = {"d": 2, "d_ff": 2}
+# The small scale: the lesson's two-neuron example, d = 2 features, d_ff = 2 neurons, one output ŷ.
+SMALL = {"d": 2, "d_ff": 2, "d_out": 1}
 
 # The drawing frame (SVG user units). Both figures share it, so switching scales
 # never moves the page; each figure picks the largest unit that fits.
@@ -38,7 +41,9 @@ GRID_MAX = 8  # draw the cell grid along a dimension this small (T = 5 rows, d =
 ROLES = {"input": "输入", "param": "参数（可学习）", "output": "输出", "mid": "中间结果"}
 
 # What each dimension symbol means (the table under the figure).
-MEANINGS = {"T": "序列长度", "d": "隐藏维 n_embd", "d_ff": "FFN 中间维"}
+MEANINGS = {"T": "序列长度", "d": "隐藏维 n_embd", "d_ff": "FFN 中间维",
+            "d_out": "输出维：真实的 FFN 等于 d（输出要加回输入，第 2 课）；例子只输出一个数 ŷ"}
+SYMBOLS = ("T", "d", "d_ff", "d_out")
 
 
 def log_length(n):
@@ -54,20 +59,20 @@ def blocks_of(dims):
         {"key": "X", "role": "input", "rows": "T", "cols": "d", "cell": (0, 1)},
         {"key": "W_up", "role": "param", "rows": "d", "cols": "d_ff", "cell": (1, 0)},
         {"key": "H", "role": "mid", "rows": "T", "cols": "d_ff", "cell": (1, 1)},
-        {"key": "W_down", "role": "param", "rows": "d_ff", "cols": "d", "cell": (2, 0)},
-        {"key": "Y", "role": "output", "rows": "T", "cols": "d", "cell": (2, 1)},
+        {"key": "W_down", "role": "param", "rows": "d_ff", "cols": "d_out", "cell": (2, 0)},
+        {"key": "Y", "role": "output", "rows": "T", "cols": "d_out", "cell": (2, 1)},
     ]
 
 
 def layout(dims):
     """Geometry of one figure for dims {"T", "d", "d_ff"}: blocks, edge labels, grid lines.
 
-    Column widths are the column dimension of the bottom row (d, d_ff, d); the top
+    Column widths are the column dimension of the bottom row (d, d_ff, d_out); the top
     row is as tall as its tallest weight matrix; blocks in the top row sit on the
     bottom row, so each product's factors line up with it edge to edge.
     """
     units = {sym: log_length(n) for sym, n in dims.items()}
-    col_syms = ["d", "d_ff", "d"]          # X | H | Y columns
+    col_syms = ["d", "d_ff", "d_out"]      # X | H | Y columns
     top_h_units = max(units["d"], units["d_ff"])  # W_up is d tall, W_down is d_ff tall
     width_units = sum(units[s] for s in col_syms)
     height_units = top_h_units + units["T"]
@@ -119,9 +124,9 @@ def _labels(by_key, dims):
     their rows on the outer side (W_up left, W_down right) and their columns on top;
     X, H and Y carry their columns below.
     """
-    specs = [("X", "left", "T"), ("X", "bottom", "d"), ("H", "bottom", "d_ff"), ("Y", "bottom", "d"),
+    specs = [("X", "left", "T"), ("X", "bottom", "d"), ("H", "bottom", "d_ff"), ("Y", "bottom", "d_out"),
              ("Y", "right", "T"), ("W_up", "left", "d"), ("W_up", "top", "d_ff"),
-             ("W_down", "top", "d"), ("W_down", "right", "d_ff")]
+             ("W_down", "top", "d_out"), ("W_down", "right", "d_ff")]
     labels = []
     for key, side, sym in specs:
         b = by_key[key]
@@ -158,7 +163,8 @@ def figure(name, title, dims):
         "title": title,
         "dims": dims,
         **geometry,
-        "summary": f"{title}：T = {num(dims['T'])}，d = {num(dims['d'])}，d_ff = {num(dims['d_ff'])}；"
+        "summary": f"{title}：T = {num(dims['T'])}，d = {num(dims['d'])}，d_ff = {num(dims['d_ff'])}，"
+                   f"d_out = {num(dims['d_out'])}；"
                    f"各块形状：{shapes}。",
     }
 
@@ -172,7 +178,7 @@ def view(params):
     if params.get("scale", "real") not in ("real", "small"):
         raise ValueError(f"scale must be 'real' or 'small', got {params['scale']!r}")
     T = int(params["T"])
-    real = {"T": T, "d": int(params["d"]), "d_ff": int(params["d_ff"])}
+    real = {"T": T, "d": int(params["d"]), "d_ff": int(params["d_ff"]), "d_out": int(params["d"])}
     small = {"T": T, **SMALL}
     meanings = {**MEANINGS, "T": f"{MEANINGS['T']}（这里取 {num(T)}，仅为画图）",
                 "d_ff": f"{MEANINGS['d_ff']}（{num(real['d_ff'] / real['d'])} × d）"}
@@ -184,6 +190,6 @@ def view(params):
                     figure("small", "小规模（两个神经元的例子）", small)],
         "roles": [{"role": role, "name": name} for role, name in ROLES.items()],
         "table": [{"symbol": sym, **written(sym), "meaning": meanings[sym],
-                   "real": num(real[sym]), "small": num(small[sym])} for sym in ("T", "d", "d_ff")],
+                   "real": num(real[sym]), "small": num(small[sym])} for sym in SYMBOLS],
         "out": {"d": num(real["d"]), "d_ff": num(real["d_ff"])},
     }

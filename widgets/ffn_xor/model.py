@@ -17,9 +17,9 @@ REVIEWS = [("好吃", 1, 0, 1), ("不好吃", 1, 1, 0), ("难吃", 0, 0, 0), ("�
 FEATURES = ("p", "n")
 
 # The hand-built network. Only neuron 2's bias moves (the slider); everything else is fixed.
-READ = [(1.0, 1.0), (1.0, 1.0)]  # neuron k reads row READ[k] of W_up: weights on (p, n)
+READ = [(1.0, 1.0), (1.0, 1.0)]  # neuron k reads column k of W_up (row-vector form x W): weights on (p, n)
 BIAS1 = 0.0                      # neuron 1's bias
-WRITE = [1.0, -2.0]              # neuron k writes WRITE[k] (a column of W_down) into y_hat
+WRITE = [1.0, -2.0]              # neuron k writes row k of W_down (here one number) into y_hat
 THRESHOLD = 0.5                  # y_hat > 0.5 means "the review is positive"
 
 B2_SLIDER = (-1.0, 0.0, 0.05)    # min, max, step of neuron 2's bias
@@ -89,6 +89,27 @@ def forward(activation, b2, p, n):
     z = [w_p * p + w_n * n + b for (w_p, w_n), b in zip(READ, biases(b2))]
     h = [act(v) for v in z]
     return z, h, sum(w * v for w, v in zip(WRITE, h))
+
+
+def matrices(b2):
+    """The toy as the formula's own matrices, row-vector form max(0, x W_up + b_up) W_down.
+
+    Column k of W_up is what neuron k reads; row k of W_down is what it writes (one number:
+    the toy maps d = 2 features to one output).
+    >>> matrices(-1.0) -> {'W_up': [[1.0, 1.0], [1.0, 1.0]], 'b_up': [0.0, -1.0], 'W_down': [[1.0], [-2.0]]}
+    """
+    return {"W_up": [[READ[k][i] for k in range(len(READ))] for i in range(len(FEATURES))],
+            "b_up": biases(b2), "W_down": [[w] for w in WRITE]}
+
+
+def matrix_steps(activation, b2, row):
+    """One review through the formula, as vectors: x, x W_up + b_up, the activation, y_hat.
+
+    >>> matrix_steps("relu", -1.0, "不好吃") -> {'x': [1, 1], 'z': [2.0, 1.0], 'h': [2.0, 1.0], 'y': 0.0, 'target': 0}
+    """
+    name, p, n, y = next(r for r in REVIEWS if r[0] == row)
+    z, h, yhat = forward(activation, b2, p, n)
+    return {"x": [p, n], "z": z, "h": h, "y": yhat, "target": y}
 
 
 def predictions(activation, b2):

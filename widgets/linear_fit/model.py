@@ -91,10 +91,10 @@ def view(params):
 
 
 def _verdict(error):
-    guess = f"全猜 {num(mean_target(), 1)}"
+    """How the current plan compares with guessing the mean for every review."""
     if error > baseline_mse() + 1e-9:
-        return f"比{guess}还差"
-    return f"和{guess}一样" if error > baseline_mse() - 1e-9 else f"比{guess}好"
+        return "比这还差"
+    return "和它一样好，但没有更好" if error > baseline_mse() - 1e-9 else "比它好"
 
 
 def least_squares(params):
