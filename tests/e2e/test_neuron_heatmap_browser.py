@@ -183,3 +183,17 @@ def test_fits_a_phone(browser, heatmap_url, scheme):
         assert box[0] <= box[1] and box[2] <= 375, box
     finally:
         context.close()
+
+
+def test_the_sticky_header_never_covers_the_colour_legend(browser, heatmap_url):
+    context, page = open_page(browser, heatmap_url)
+    header = page.locator(".md-header")
+    legend = page.locator(f"{ROOT_SEL} .nh-legend")
+    page.locator(ROOT_SEL).evaluate("el => el.scrollIntoView()")  # as a link or a script would
+    page.wait_for_timeout(200)
+    assert legend.bounding_box()["y"] >= header.bounding_box()["y"] + header.bounding_box()["height"] - 1
+    page.locator(f"{ROOT_SEL} .nh-contexts").evaluate("el => el.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(200)  # deep in the widget, the legend sticks just below the header
+    box = legend.bounding_box()
+    assert header.bounding_box()["y"] + header.bounding_box()["height"] - 1 <= box["y"] < 200
+    context.close()
