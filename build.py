@@ -13,6 +13,7 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 
 The site is built into a temporary folder and swapped in only on success, so a
 failed build leaves the previous site as it was. Errors are one line: file:line.
+Under `mkdocs serve` the error is shown in the page instead (course/preview.py).
 """
 import argparse
 import functools
@@ -29,8 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 from course import checks, katex, search, vendor, widgets  # noqa: E402
 from course.data import load_data  # noqa: E402
+from course import preview  # noqa: E402
 from course.errors import CourseError  # noqa: E402
 from course.facts import build_facts  # noqa: E402
+from course.outline import load_outline  # noqa: E402
 from course.render import make_env, render_lesson  # noqa: E402
 
 # State of the build in progress. Filled in on_pre_build (not at import:
@@ -39,20 +42,31 @@ _build = {}
 
 
 def _reported(hook):
-    """Turn a CourseError into mkdocs' PluginError: one error line, build aborted."""
+    """Turn a CourseError into mkdocs' PluginError: one error line, build aborted
+    (under `mkdocs serve`, preview.guard shows it in the page instead)."""
+    guarded = preview.guard(hook)
+
     @functools.wraps(hook)
     def wrapper(*args, **kwargs):
         try:
-            return hook(*args, **kwargs)
+            return guarded(*args, **kwargs)
         except CourseError as e:
             from mkdocs.exceptions import PluginError
             raise PluginError(str(e)) from None
     return wrapper
 
 
+def on_startup(command, dirty):
+    preview.start(command)  # `mkdocs serve` shows build errors in the page
+
+
 @_reported
 def on_config(config):
     logging.getLogger("jieba").setLevel(logging.WARNING)  # Material's search imports it
+    # The nav comes from the course outline (data/course.json), checked against lessons/.
+    outline = load_outline(ROOT)
+    outline.check(ROOT / "lessons")
+    config.nav = outline.nav()
     for css in widgets.stylesheets():
         if css not in config.extra_css:
             config.extra_css.append(css)
@@ -67,8 +81,9 @@ def on_pre_build(config):
     render_widget = widgets.Renderer(filters)
     _build.clear()
     facts = build_facts(data)
-    _build.update(data=data, facts=facts, widgets=render_widget,
-                  env=make_env(facts, filters, render_widget, widgets.load_model))
+    outline = load_outline(ROOT)
+    _build.update(data=data, facts=facts, widgets=render_widget, outline=outline,
+                  env=make_env(facts, filters, render_widget, widgets.load_model, outline))
 
 
 @_reported
@@ -87,8 +102,13 @@ def on_page_markdown(markdown, page, config, files):
     # mkdocs hands over the Markdown without its front matter: count those lines back in.
     offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
     _build["widgets"].embedded.clear()
-    rendered = render_lesson(_build["env"], markdown, rel, offset)
+    outline, src = _build["outline"], page.file.src_uri
+    context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, src, text, planned_mark),
+               "this": outline.header(src) if src in outline.by_file else None}
+    rendered = render_lesson(_build["env"], markdown, rel, offset, context)
     checks.check_lesson(rendered, rel, page.meta)
+    if context["this"]:
+        page.meta["header"] = context["this"]  # the lesson header's chapter line, title and question
     page.meta["experiments"] = len(_build["widgets"].embedded)  # shown in the lesson header
     return rendered
 

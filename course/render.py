@@ -4,24 +4,26 @@ import jinja2
 from .errors import CourseError
 
 
-def make_env(facts, filters, widget, model):
-    """Lesson Markdown sees `facts`, the number filters, `widget(name)` to embed a widget
-    and `model(name)` to quote a widget model's own results in prose; nothing else."""
+def make_env(facts, filters, widget, model, outline):
+    """Lesson Markdown sees `facts`, the number filters, `widget(name)` to embed a widget,
+    `model(name)` to quote a widget model's own results in prose, the course `outline`,
+    and per page (render_lesson's context) `this` (its outline entry) and `lesson(id)`."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
                              keep_trailing_newline=True)
     env.filters.update(filters)
-    env.globals.update(facts=facts, widget=widget, model=model)
+    env.globals.update(facts=facts, widget=widget, model=model, outline=outline)
     return env
 
 
-def render_lesson(env, source, rel, line_offset=0):
+def render_lesson(env, source, rel, line_offset=0, context=None):
     """Render one lesson's Markdown; any fault becomes CourseError('lessons/x.md', msg, line).
 
-    `line_offset` is the number of file lines before `source` (the front matter).
+    `line_offset` is the number of file lines before `source` (the front matter);
+    `context` holds the page's own names (`this`, `lesson`).
     """
     try:
         code = env.compile(source, name=rel, filename=rel)
-        return env.template_class.from_code(env, code, env.make_globals(None)).render()
+        return env.template_class.from_code(env, code, env.make_globals(None)).render(**(context or {}))
     except jinja2.TemplateSyntaxError as e:
         raise CourseError(rel, f"Jinja syntax error: {e.message}", e.lineno + line_offset) from None
     except Exception as e:  # undefined names, unknown widgets, model failures

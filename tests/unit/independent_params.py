@@ -1,6 +1,6 @@
-"""An independent parameter count of the anchor model, for the tests to check course/params.py against.
+"""An independent parameter count of the anchor model, for the tests to check course/facts/_params.py against.
 
-Written apart from course/params.py on purpose, in another shape: instead of
+Written apart from course/facts/_params.py on purpose, in another shape: instead of
 summing per-module formulas, it lists the checkpoint's tensors by name with their
 shapes (as a state dict would, following transformers' modeling_qwen3_5.py and
 vLLM's qwen3_5_mtp.py), then multiplies the shapes out. Its total must match the

@@ -31,7 +31,7 @@ def test_anchor_ffn_share_under_the_lessons_convention(facts):
 
 
 def test_counts_agree_with_the_independent_count(facts):
-    """tests/unit/independent_params.py lists the checkpoint's tensors by name and shape, apart from course/params.py."""
+    """tests/unit/independent_params.py lists the checkpoint's tensors by name and shape, apart from course/facts/_params.py."""
     config = load_data(ROOT / "data", ROOT)["anchor-model"]["config"]
     assert independent_params.count(config) == facts["anchor"]["params"]["checkpoint"] == facts["anchor"]["published_params"]
     text = independent_params.count(config, lambda name: not name.startswith(("mtp.", "visual.")))
@@ -73,7 +73,7 @@ def test_paper_figures(facts):
 def test_our_models_residual_init_follows_the_rule():
     """0.02 / sqrt(2 x 4) = 0.00707, from lab's model card (the fixture until the real export lands)."""
     import json
-    from course.real_model import real_model_facts
+    from course.facts.real_model import real_model_facts
     fixture = ROOT / "tests" / "fixtures" / "real-model"
     files = {n: json.loads((fixture / f"{n}.json").read_text(encoding="utf-8")) for n in ("model-card", "ablation", "neurons")}
     real = real_model_facts(files["model-card"], files["ablation"], files["neurons"])

@@ -7,7 +7,7 @@ import re
 import pytest
 from support import ROOT
 
-from course.real_model import real_model_facts
+from course.facts.real_model import real_model_facts
 from course.widgets import load_model
 
 model = load_model("ablation")

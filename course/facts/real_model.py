@@ -1,4 +1,4 @@
-"""Facts about our own model, derived from data/real-model/ (lab/'s export).
+"""Facts about our own model, derived from data/real-model/ (lab/'s export of the FFN experiment).
 
 The lesson reads these as `facts.real`; the ablation chart and the neuron
 heatmap widgets receive their slices of the export from here.
@@ -39,3 +39,11 @@ def real_model_facts(card, ablation, neurons):
         },
         "neurons": neurons,
     }
+
+
+def facts(data):
+    """facts.real, or None before lab/ has exported (the lesson then leaves its section out)."""
+    if "real-model/model-card" not in data:
+        return {"real": None}
+    return {"real": real_model_facts(data["real-model/model-card"], data["real-model/ablation"],
+                                     data["real-model/neurons"])}

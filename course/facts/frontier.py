@@ -1,0 +1,38 @@
+"""Frontier models' official configs (data/frontier-models.json): widths and clamps."""
+
+
+def gpt2_facts(entry):
+    c = entry["config"]
+    d = c["n_embd"]
+    d_ff = c["n_inner"] or entry["ffn_width_rule"]["multiple_of_n_embd"] * d
+    return {"name": entry["name"], "d": d, "d_ff": d_ff, "ffn_ratio": d_ff / d, "layers": c["n_layer"],
+            "activation": c["activation_function"]}
+
+
+def swiglu_width_facts(entry):
+    """SwiGLU has three d x h matrices; matching the two d x 4d of a plain FFN gives h = 8d/3."""
+    c = entry["config"]
+    d, h = c["hidden_size"], c["intermediate_size"]
+    eight_thirds = 8 * d / 3
+    return {"name": entry["name"], "d": d, "d_ff": h, "ffn_ratio": h / d, "eight_thirds": eight_thirds,
+            "multiple_of_256": h % 256 == 0 and h - eight_thirds < 256}
+
+
+def clamp_facts(frontier):
+    kimi = frontier["kimi-k3"]["config"]
+    beta_gate, beta_linear = kimi["activation_situ_beta"], kimi["activation_situ_linear_beta"]
+    return {
+        "gpt_oss_limit": frontier["gpt-oss"]["config"]["swiglu_limit"],
+        "deepseek_v4_limit": frontier["deepseek-v4"]["config"]["swiglu_limit"],
+        "kimi_beta_gate": beta_gate,
+        "kimi_beta_linear": beta_linear,
+        "kimi_bound": beta_gate * beta_linear,
+        "kimi_gated_mla": kimi["mla_use_output_gate"],
+    }
+
+
+def facts(data):
+    frontier = data["frontier-models"]
+    return {"gpt2": gpt2_facts(frontier["gpt2-small"]),
+            "deepseek67b": swiglu_width_facts(frontier["deepseek-llm-67b"]),
+            "clamps": clamp_facts(frontier)}

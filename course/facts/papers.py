@@ -1,0 +1,23 @@
+"""Paper tables (data/papers.json), each row with its source."""
+import numpy as np
+
+
+def paper_facts(papers):
+    vaswani = papers["vaswani2017"]
+    shazeer = {row["row"]: row["log_ppl"] for row in papers["shazeer2020"]["rows"]}
+    qiu = {row["row"]: row["first_token_share"] for row in papers["qiu2025"]["rows"]}
+    widths = np.array([row["d_ff"] for row in vaswani["rows"]])
+    return {
+        "vaswani": {"d_model": vaswani["d_model"], "rows": vaswani["rows"],
+                    "ratios": (widths / vaswani["d_model"]).tolist(),
+                    "base": next(r for r in vaswani["rows"] if r["row"] == "base"),
+                    "table": vaswani["table"], "paper": vaswani["paper"]},
+        "shazeer": {"gelu": shazeer["FFN_GELU"], "swiglu": shazeer["FFN_SwiGLU"],
+                    "steps": papers["shazeer2020"]["steps"], "model": papers["shazeer2020"]["model"]},
+        "qiu": {"baseline": qiu["baseline"], "gated": next(v for k, v in qiu.items() if k != "baseline"),
+                "model": papers["qiu2025"]["model"]},
+    }
+
+
+def facts(data):
+    return {"papers": paper_facts(data["papers"])}
