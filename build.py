@@ -103,7 +103,7 @@ def on_page_markdown(markdown, page, config, files):
     offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
     _build["widgets"].embedded.clear()
     outline, src = _build["outline"], page.file.src_uri
-    context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, src, text, planned_mark),
+    context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, page.url, text, planned_mark),
                "this": outline.header(src) if src in outline.by_file else None}
     rendered = render_lesson(_build["env"], markdown, rel, offset, context)
     checks.check_lesson(rendered, rel, page.meta)

@@ -6,6 +6,7 @@ holds its chapter, label, title and question, and whether it is written or plann
 lesson("c4/l2") in a page is a real link to a written lesson and a plain 「（编写中）」
 label for a planned one, so a link can never be dead and a label never stale.
 """
+import html
 import json
 import posixpath
 import re
@@ -85,8 +86,9 @@ class Outline:
         return {"course": self.title, "chapter": self.chapter_title(lesson["chapter"]), "lesson": lesson["label"],
                 "title": self.full_title(lesson), "question": lesson.get("question", "")}
 
-    def link(self, ref, from_file, text=None, planned_mark=True):
-        """Markdown for a reference to a lesson ("c4/l2") or a chapter ("c11") from lessons/`from_file`.
+    def link(self, ref, from_url, text=None, planned_mark=True):
+        """HTML for a reference to a lesson ("c4/l2") or a chapter ("c11") from the page at `from_url`
+        (mkdocs' page.url, e.g. "c4/l1-ffn/"). HTML, not Markdown, so it works inside raw HTML blocks too.
 
         Written: a link (to a chapter's first written lesson). Planned: the text, then 「（编写中）」
         unless planned_mark is False (a tag such as 「C1 已学」 names a chapter, it does not send the reader).
@@ -104,8 +106,7 @@ class Outline:
             raise ValueError(f"lesson({ref!r}): no such lesson or chapter in {OUTLINE}; known: {known}")
         if target is None:
             return text + (PLANNED if planned_mark else "")
-        href = posixpath.relpath(target["file"], posixpath.dirname(from_file) or ".")
-        return f"[{text}]({href})"
+        return f'<a href="{relative_url(page_url(target["file"]), from_url)}">{html.escape(text)}</a>'
 
     def course_map(self):
         """The home page's map: every chapter that has lessons, each lesson written or planned."""
@@ -114,6 +115,21 @@ class Outline:
                               "written": l["status"] == "written", "file": l["file"]}
                              for l in c.get("lessons", [])]}
                 for c in self.chapters if c.get("lessons")]
+
+
+def page_url(file):
+    """The site URL of a lesson file, as mkdocs writes it (directory URLs).
+
+    page_url("c4/l2-residual.md") -> 'c4/l2-residual/'; page_url("index.md") -> ''
+    """
+    stem = file[:-3]
+    return "" if stem == "index" else (stem[:-len("/index")] if stem.endswith("/index") else stem) + "/"
+
+
+def relative_url(target, from_url):
+    """relative_url("c4/l2-residual/", "c4/l1-ffn/") -> '../l2-residual/'; relative_url("c4/l1-ffn/", "") -> 'c4/l1-ffn/'"""
+    rel = posixpath.relpath(target or ".", from_url.rstrip("/") or ".")
+    return "./" if rel == "." else rel + "/"
 
 
 def load_outline(root):

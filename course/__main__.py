@@ -1,0 +1,36 @@
+"""python -m course new lesson CHAPTER/lN-slug [--title T] [--question Q] [--our-model]
+python -m course new widget NAME
+
+Scaffolds for authors (see AUTHORING.md): the files they write, and for a lesson its entry
+in data/course.json. Then `make serve` shows the result live."""
+import argparse
+
+from . import scaffold
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    new = sub.add_parser("new", help="write a new lesson or widget")
+    kinds = new.add_subparsers(dest="kind", required=True)
+    lesson = kinds.add_parser("lesson", help="lessons/CHAPTER/lN-slug.md, marked written in data/course.json")
+    lesson.add_argument("path", help="e.g. c4/l2-residual")
+    lesson.add_argument("--title", help="needed when the outline has no entry for it yet")
+    lesson.add_argument("--question", help="the one question the lesson answers")
+    lesson.add_argument("--our-model", action="store_true", help="add the 真模型 section (data from lab/)")
+    widget = kinds.add_parser("widget", help="widgets/NAME/ (model, template, view) and its test")
+    widget.add_argument("name", help="e.g. depth-signal")
+    args = parser.parse_args(argv)
+    if args.kind == "lesson":
+        path = scaffold.new_lesson(args.path, args.title, args.question, args.our_model)
+        print(f"wrote {path.relative_to(scaffold.ROOT)} and marked it written in data/course.json;"
+              " `make serve` shows it, AUTHORING.md says what goes in each section")
+    else:
+        for path in scaffold.new_widget(args.name):
+            print(f"wrote {path.relative_to(scaffold.ROOT)}")
+        print(f'embed it with {{{{ widget("{args.name}") }}}} in a lesson; its test: pytest tests/widgets')
+
+
+if __name__ == "__main__":
+    main()
