@@ -82,8 +82,9 @@ def on_pre_build(config):
     _build.clear()
     facts = build_facts(data)
     outline = load_outline(ROOT)
-    _build.update(data=data, facts=facts, widgets=render_widget, outline=outline,
-                  env=make_env(facts, filters, render_widget, widgets.load_model, outline))
+    env = make_env(facts, filters, render_widget, widgets.load_model, outline)
+    env.globals["widget_gallery"] = lambda: widgets.gallery(facts)  # lessons/authors/gallery.md
+    _build.update(data=data, facts=facts, widgets=render_widget, outline=outline, env=env)
 
 
 @_reported

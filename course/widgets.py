@@ -100,6 +100,24 @@ def _single_quoted(text):
     return Markup(text.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;"))
 
 
+def gallery(facts):
+    """Every widget for the authors' gallery page: its name, what its model says it is, its
+    parameters with their defaults, and the params it is shown with (the model's
+    example(facts) when it needs data from the course, else its defaults)."""
+    out = []
+    for name in names():
+        model = load_model(name)
+        doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        defaults = {k: ("（由课文传入）" if v is None else json.dumps(v, ensure_ascii=False))
+                    for k, v in model.PARAMS.items()}
+        example = model.example(facts) if hasattr(model, "example") else {}
+        out.append({"name": name, "doc": doc, "defaults": defaults, "example": example,
+                    "shown": example is not None, "functions": sorted(
+                        f for f in dir(model) if not f.startswith("_") and callable(getattr(model, f))
+                        and getattr(getattr(model, f), "__module__", None) == model.__name__)})
+    return out
+
+
 def shipped_files():
     """(source path, site path) for every widget file the browser needs."""
     for path in sorted(WIDGETS.rglob("*")):

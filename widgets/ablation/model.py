@@ -188,6 +188,11 @@ def curves(data):
             "summary": f"各模型验证集损失随训练 token 数下降的曲线（多个种子取平均）：{summary}。"}
 
 
+def example(facts):
+    """The params a page shows this widget with (the widget gallery uses it); None before lab/ exports."""
+    return {"data": facts["real"]["ablation"]} if facts.get("real") else None
+
+
 def view(params):
     data = params["data"]
     if data is None:

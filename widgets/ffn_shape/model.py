@@ -169,6 +169,11 @@ def figure(name, title, dims):
     }
 
 
+def example(facts):
+    """The params a page shows this widget with, from the course's facts (the widget gallery uses it)."""
+    return {"d": facts["gpt2"]["d"], "d_ff": facts["gpt2"]["d_ff"]}
+
+
 def view(params):
     """Both figures (real and small scale), the legend and the dimension table."""
     missing = [k for k in ("d", "d_ff") if k not in params]

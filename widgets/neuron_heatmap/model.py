@@ -326,6 +326,11 @@ def kind_text(data, neuron):
             f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。")
 
 
+def example(facts):
+    """The params a page shows this widget with (the widget gallery uses it); None before lab/ exports."""
+    return {"data": facts["real"]["neurons"]} if facts.get("real") else None
+
+
 def page_params(params):
     """What the page carries for the browser's calls: the compact data, not the whole export."""
     return {**params, "data": compact(params.get("data"))}

@@ -1,0 +1,26 @@
+"""The authors' widget gallery: every widget, live, with its parameters; out of the students' nav."""
+import pytest
+
+from course import widgets
+
+pytestmark = pytest.mark.e2e
+
+
+def test_every_widget_is_shown_live_with_its_parameters(browser, served_site):
+    site_dir, url = served_site
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url + "authors/gallery/")
+    names = widgets.names()
+    headings = page.locator("article h2").all_inner_texts()
+    assert [h.rstrip("¶").strip() for h in headings] == names
+    for name in names:
+        root = page.locator(f'[data-widget="{name}"]')
+        root.scroll_into_view_if_needed()
+        page.wait_for_selector(f'[data-widget="{name}"][data-ready="true"]', timeout=90_000)
+        table = page.locator(f'h2:has-text("{name}") ~ div table, h2:has-text("{name}") ~ table').first
+        for key in widgets.load_model(name).PARAMS:
+            assert f"{key}" in table.inner_text()
+    lesson = (site_dir / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
+    assert "authors/gallery" not in lesson, "the gallery is not in the students' nav"
+    context.close()
