@@ -1,6 +1,11 @@
 """Bad input fails the build with one line naming the file (and line or key path), and keeps the old site."""
 import json
+import os
 import shutil
+import subprocess
+import sys
+
+import pytest
 
 from support import ROOT, build_copy
 
@@ -87,3 +92,25 @@ def test_good_build_replaces_the_old_site(scratch_project):
     assert result.returncode == 0, result.stderr
     assert (scratch_project / "site" / "c4" / "l1-ffn" / "index.html").exists()
     assert (scratch_project / "site" / "index.html").read_text() != "the previous build"
+
+
+# What `mkdocs serve` shows in the page (tests/e2e/test_preview_errors_browser.py) still
+# fails `python build.py` and `mkdocs build`: exit status 1, one line, old site kept.
+@pytest.mark.parametrize("rel, old, new, message", [
+    ("lessons/c4/l1-ffn.md", '{{ widget("linear-fit") }}', '{{ no_such_name }}\n\n{{ widget("linear-fit") }}',
+     "'no_such_name' is undefined"),
+    ("data/papers.json", '"d_model": 512,', '"d_model": 512,,', "malformed JSON"),
+    ("data/course.json", '"id": "c4/l1",', '"id": "c4/l1",,', "malformed JSON"),
+], ids=["lesson", "data", "outline"])
+def test_what_the_preview_shows_fails_the_build(scratch_project, rel, old, new, message):
+    path = scratch_project / rel
+    edit(path, old, new)
+    where = f"{rel}:{line_of(path, new.splitlines()[0])}: "
+    result = build_copy(scratch_project)
+    assert result.returncode == 1
+    assert_failed_with(result, scratch_project, where, message)
+    mkdocs = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(scratch_project / "other-site")],
+                            capture_output=True, text=True, cwd=scratch_project,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert mkdocs.returncode == 1
+    assert where in mkdocs.stderr and message in mkdocs.stderr, mkdocs.stderr
