@@ -77,7 +77,7 @@ def on_config(config):
 def on_pre_build(config):
     data = load_data(ROOT / "data", ROOT)
     numfmt = widgets.common_module("numfmt")
-    filters = {"num": numfmt.num, "pct": numfmt.pct, "signed": numfmt.signed}
+    filters = {"num": numfmt.num, "pct": numfmt.pct, "signed": numfmt.signed, "sci": numfmt.sci}
     render_widget = widgets.Renderer(filters)
     _build.clear()
     facts = build_facts(data)
@@ -107,7 +107,7 @@ def on_page_markdown(markdown, page, config, files):
     context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, page.url, text, planned_mark),
                "this": outline.header(src) if src in outline.by_file else None}
     rendered = render_lesson(_build["env"], markdown, rel, offset, context)
-    checks.check_lesson(rendered, rel, page.meta)
+    checks.check_lesson(rendered, rel, page.meta, source)
     if context["this"]:
         page.meta["header"] = context["this"]  # the lesson header's chapter line, title and question
     page.meta["experiments"] = len(_build["widgets"].embedded)  # shown in the lesson header

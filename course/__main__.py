@@ -1,5 +1,6 @@
 """python -m course new lesson CHAPTER/lN-slug [--title T] [--question Q] [--our-model]
 python -m course new widget NAME
+python -m course facts [PREFIX]      every fact name a lesson can use, with its value
 
 Scaffolds for authors (see AUTHORING.md): the files they write, and for a lesson its entry
 in data/course.json. Then `make serve` shows the result live."""
@@ -21,8 +22,13 @@ def main(argv=None):
     lesson.add_argument("--our-model", action="store_true", help="add the 真模型 section (data from lab/)")
     widget = kinds.add_parser("widget", help="widgets/NAME/ (model, template, view) and its test")
     widget.add_argument("name", help="e.g. depth-signal")
+    facts = sub.add_parser("facts", help="list the facts a lesson can use: facts.NAME...")
+    facts.add_argument("prefix", nargs="?", default="", help="e.g. anchor or real.card.training")
     args = parser.parse_args(argv)
-    if args.kind == "lesson":
+    if args.command == "facts":
+        for name, value in fact_lines(args.prefix):
+            print(f"facts.{name} = {value}")
+    elif args.kind == "lesson":
         path = scaffold.new_lesson(args.path, args.title, args.question, args.our_model)
         print(f"wrote {path.relative_to(scaffold.ROOT)} and marked it written in data/course.json;"
               " `make serve` shows it, AUTHORING.md says what goes in each section")
@@ -30,6 +36,24 @@ def main(argv=None):
         for path in scaffold.new_widget(args.name):
             print(f"wrote {path.relative_to(scaffold.ROOT)}")
         print(f'embed it with {{{{ widget("{args.name}") }}}} in a lesson; its test: pytest tests/widgets')
+
+
+def fact_lines(prefix=""):
+    """(dotted name, short value) for every leaf of the facts tree, as lessons address them."""
+    from . import ROOT
+    from .data import load_data
+    from .facts import build_facts
+
+    def walk(value, name):
+        if isinstance(value, dict) and value:
+            for key in value:
+                yield from walk(value[key], f"{name}.{key}" if name else str(key))
+        else:
+            text = repr(value)
+            yield name, text if len(text) <= 80 else text[:77] + "..."
+
+    facts = build_facts(load_data(ROOT / "data", ROOT))
+    return [(n, v) for n, v in walk(facts, "") if n.startswith(prefix)]
 
 
 if __name__ == "__main__":

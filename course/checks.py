@@ -27,8 +27,20 @@ def contract(meta):
     return out
 
 
-def check_lesson(markdown, rel, meta=None):
-    """No raw Jinja may survive; a lesson page (front matter `lesson:`) has its meta and its contract's sections in order."""
+def heading_line(source, mark):
+    """The source line of the level-2 heading starting with `mark` (None if absent).
+
+    heading_line("---\n---\n## ② 从已有出发\n", "②") -> 3
+    """
+    for number, line in enumerate((source or "").splitlines(), 1):
+        if line.startswith(f"## {mark}"):
+            return number
+    return None
+
+
+def check_lesson(markdown, rel, meta=None, source=None):
+    """No raw Jinja may survive; a lesson page (front matter `lesson:`) has its meta and its contract's
+    sections in order. `source` (the file's text) lets an error point at the neighbouring heading's line."""
     tokens = MarkdownIt("commonmark").parse(markdown)
     for token in tokens:
         if token.type in ("inline", "fence", "code_block") and LEFTOVER_JINJA.search(token.content):
@@ -48,8 +60,15 @@ def check_lesson(markdown, rel, meta=None):
         if absent:
             why = " (its front matter lists `sections: [" + ", ".join(meta.get("sections") or []) + "]`)" \
                 if set(absent) & set(OPTIONAL) else ""
-            raise CourseError(rel, f"lesson lacks the section(s) {' '.join(absent)} (level-2 headings){why}")
+            first = sections.index(absent[0])
+            before = next((s for s in reversed(sections[:first]) if s not in absent), None)
+            line = heading_line(source, before) if before else None
+            where = f"; it belongs after ## {before}" if before else ""
+            raise CourseError(rel, f"lesson lacks the section(s) {' '.join(absent)} (level-2 headings){where}{why}",
+                              line)
         order = [headings.index(h) for h in found]
         if order != sorted(order):
-            raise CourseError(rel, f"lesson sections out of order; expected {' '.join(sections)}")
+            moved = next(mark for mark, (a, b) in zip(sections, zip(order, order[1:])) if a > b)
+            raise CourseError(rel, f"section {moved} comes after the next one; expected the order "
+                                   f"{' '.join(sections)}", heading_line(source, moved))
     return tokens

@@ -1,16 +1,39 @@
 """The Jinja environment lessons are rendered with, and error reporting by line."""
+import functools
+
 import jinja2
 
 from .errors import CourseError
+
+
+class ExplainedUndefined(jinja2.StrictUndefined):
+    """A misspelt name fails at once and says which names exist there:
+    `facts.anchor.d_fff` -> "no 'd_fff' here; the names are: d, d_ff, ..." """
+
+    @property
+    def _undefined_message(self):
+        obj, name = self._undefined_obj, self._undefined_name
+        if isinstance(obj, dict) and name is not None:
+            return f"no {name!r} here; the names are: {', '.join(sorted(map(str, obj)))}"
+        return super()._undefined_message
+
+
+def strict(fn):
+    """A filter handed an undefined value raises the undefined name's own error (not a format error)."""
+    @functools.wraps(fn)
+    def wrapper(value, *args, **kwargs):
+        if isinstance(value, jinja2.Undefined):
+            value._fail_with_undefined_error()
+        return fn(value, *args, **kwargs)
+    return wrapper
 
 
 def make_env(facts, filters, widget, model, outline):
     """Lesson Markdown sees `facts`, the number filters, `widget(name)` to embed a widget,
     `model(name)` to quote a widget model's own results in prose, the course `outline`,
     and per page (render_lesson's context) `this` (its outline entry) and `lesson(id)`."""
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
-                             keep_trailing_newline=True)
-    env.filters.update(filters)
+    env = jinja2.Environment(undefined=ExplainedUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update({name: strict(fn) for name, fn in filters.items()})
     env.globals.update(facts=facts, widget=widget, model=model, outline=outline)
     return env
 

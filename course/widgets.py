@@ -78,7 +78,14 @@ class Renderer:
         self.embedded = []  # names embedded on the page being rendered (its experiment count)
 
     def __call__(self, name, **params):
+        if "_" in name:
+            raise CourseError(f"widgets/{name}", f"widgets are named with hyphens: widget({name.replace('_', '-')!r})")
         model = load_model(name)
+        unknown = sorted(set(params) - set(model.PARAMS))
+        if unknown:
+            raise CourseError(f"widgets/{folder_of(name).name}/model.py",
+                              f"widget {name!r} has no parameter(s) {', '.join(unknown)}; "
+                              f"its PARAMS: {', '.join(sorted(model.PARAMS))}")
         self.embedded.append(name)
         first = {**model.PARAMS, **params}
         try:

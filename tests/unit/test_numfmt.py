@@ -20,3 +20,8 @@ def test_percent_and_signed():
     assert numfmt.pct(0.6159784) == "61.6%"
     assert numfmt.signed(2) == "+2"
     assert numfmt.signed(-2) == "\u22122"
+
+
+def test_sci_keeps_tiny_and_huge_values_readable():
+    from numfmt import sci
+    assert (sci(1e-6), sci(0.00012345, 3), sci(-65504.0), sci(0)) == ("1 × 10⁻⁶", "1.23 × 10⁻⁴", "−6.6 × 10⁴", "0")

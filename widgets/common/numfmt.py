@@ -26,6 +26,23 @@ def pct(ratio, decimals=1):
     return num(100 * ratio, decimals) + "%"
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def sci(x, digits=2):
+    """Scientific notation for tiny or huge values, which num would round away.
+
+    >>> sci(1e-6), sci(0.00012345, 3), sci(-65504.0)
+    ('1 × 10⁻⁶', '1.23 × 10⁻⁴', '−6.6 × 10⁴')
+    """
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    mantissa = mantissa.replace("-", MINUS)
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
 def signed(x, decimals=None):
     """Like num, but with an explicit sign for positive values. >>> signed(2) -> '+2'"""
     text = num(x, decimals)

@@ -22,9 +22,9 @@ import math
 
 from numfmt import num
 
-# First params. d and d_ff have no default on purpose: the lesson passes the real
+# First params. d and d_ff have no default on purpose (None): the lesson passes the real
 # ones from data/ (facts.gpt2), so no model size is typed in here.
-PARAMS = {"T": 5, "scale": "real"}
+PARAMS = {"T": 5, "scale": "real", "d": None, "d_ff": None}
 
 # The small scale: the lesson's two-neuron example, d = 2 features, d_ff = 2 neurons, one output ŷ.
 SMALL = {"d": 2, "d_ff": 2, "d_out": 1}
@@ -176,7 +176,7 @@ def example(facts):
 
 def view(params):
     """Both figures (real and small scale), the legend and the dimension table."""
-    missing = [k for k in ("d", "d_ff") if k not in params]
+    missing = [k for k in ("d", "d_ff") if params.get(k) is None]
     if missing:
         raise ValueError(f"ffn-shape needs {' and '.join(missing)} from data/, "
                          f'e.g. widget("ffn-shape", d=facts.gpt2.d, d_ff=facts.gpt2.d_ff)')

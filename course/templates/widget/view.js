@@ -3,7 +3,8 @@
 export function mount(root, api) {
   const slider = root.querySelector('input[name="x"]');
   slider.addEventListener("input", async () => {
-    const state = await api.latest("view", { x: Number(slider.value) });
+    // Keep every param the page gave (api.params), change only x.
+    const state = await api.latest("view", { ...api.params, x: Number(slider.value) });
     if (!state) return; // overtaken by a newer move
     api.fill(state);
     api.announce(state.announce);
