@@ -67,6 +67,9 @@ def on_config(config):
     outline = load_outline(ROOT)
     outline.check(ROOT / "lessons")
     config.nav = outline.nav()
+    # Pages for authors and draft lessons are built but stay out of the students' nav.
+    from pathspec.gitignore import GitIgnoreSpec  # what mkdocs' not_in_nav option holds
+    config.not_in_nav = GitIgnoreSpec.from_lines(["authors/*", *(f"/{f}" for f in outline.drafts())])
     for css in widgets.stylesheets():
         if css not in config.extra_css:
             config.extra_css.append(css)
@@ -110,6 +113,8 @@ def on_page_markdown(markdown, page, config, files):
     checks.check_lesson(rendered, rel, page.meta, source)
     if context["this"]:
         page.meta["header"] = context["this"]  # the lesson header's chapter line, title and question
+        if context["this"]["draft"]:
+            page.meta["search"] = {"exclude": True}  # a draft is for review, not for students' searches
     page.meta["experiments"] = len(_build["widgets"].embedded)  # shown in the lesson header
     return rendered
 

@@ -20,6 +20,8 @@ def main(argv=None):
     lesson.add_argument("--title", help="needed when the outline has no entry for it yet")
     lesson.add_argument("--question", help="the one question the lesson answers")
     lesson.add_argument("--our-model", action="store_true", help="add the 真模型 section (data from lab/)")
+    lesson.add_argument("--draft", action="store_true",
+                        help="built and reachable by its URL, but out of the nav, the course map and search")
     widget = kinds.add_parser("widget", help="widgets/NAME/ (model, template, view) and its test")
     widget.add_argument("name", help="e.g. depth-signal")
     facts = sub.add_parser("facts", help="list the facts a lesson can use: facts.NAME...")
@@ -29,8 +31,9 @@ def main(argv=None):
         for name, value in fact_lines(args.prefix):
             print(f"facts.{name} = {value}")
     elif args.kind == "lesson":
-        path = scaffold.new_lesson(args.path, args.title, args.question, args.our_model)
-        print(f"wrote {path.relative_to(scaffold.ROOT)} and marked it written in data/course.json;"
+        path = scaffold.new_lesson(args.path, args.title, args.question, args.our_model, args.draft)
+        print(f"wrote {path.relative_to(scaffold.ROOT)} and marked it {'draft' if args.draft else 'written'}"
+              " in data/course.json;"
               " `make serve` shows it, AUTHORING.md says what goes in each section")
     else:
         for path in scaffold.new_widget(args.name):

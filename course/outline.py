@@ -2,7 +2,8 @@
 header and every cross-lesson link come from it.
 
 A lesson page names its outline entry in its front matter (`lesson: c4/l1`); the outline
-holds its chapter, label, title and question, and whether it is written or planned.
+holds its chapter, label, title and question, and whether it is written, a draft (built and
+reachable by its URL for review, but out of the nav, the map, search and links) or planned.
 lesson("c4/l2") in a page is a real link to a written lesson and a plain 「（编写中）」
 label for a planned one, so a link can never be dead and a label never stale.
 """
@@ -44,13 +45,13 @@ class Outline:
             if chapter != lesson["chapter"]["id"]:
                 raise CourseError(OUTLINE, f"lesson {lesson['id']} sits in chapter {lesson['chapter']['id']}")
             path = Path(lessons_dir) / lesson["file"]
-            if lesson["status"] == "written" and not path.exists():
-                raise CourseError(OUTLINE, f"lesson {lesson['id']} is marked written but lessons/{lesson['file']} "
-                                           "does not exist (write it: python -m course new lesson "
-                                           f"{lesson['file'][:-3]}, or mark it planned)")
+            if lesson["status"] in ("written", "draft") and not path.exists():
+                raise CourseError(OUTLINE, f"lesson {lesson['id']} is marked {lesson['status']} but "
+                                           f"lessons/{lesson['file']} does not exist (write it: python -m course "
+                                           f"new lesson {lesson['file'][:-3]}, or mark it planned)")
             if lesson["status"] == "planned" and path.exists():
                 raise CourseError(f"lessons/{lesson['file']}", f"exists, but {OUTLINE} marks lesson {lesson['id']} "
-                                                               "planned: mark it written")
+                                                               "planned: mark it draft or written")
         for path in sorted(Path(lessons_dir).rglob("*.md")):
             rel = path.relative_to(lessons_dir).as_posix()
             if rel == HOME or rel.startswith(AUTHORS):
@@ -64,6 +65,10 @@ class Outline:
                 raise CourseError(f"lessons/{rel}", f"front matter must say `lesson: {want}` (its {OUTLINE} entry)", 2)
 
     # --- what pages show ----------------------------------------------------------------
+
+    def drafts(self):
+        """Files of draft lessons: built, but kept out of the nav (mkdocs' not_in_nav)."""
+        return [l["file"] for l in self.lessons.values() if l["status"] == "draft"]
 
     def nav(self):
         """mkdocs' nav: the home page, then each chapter with written lessons."""
@@ -84,7 +89,8 @@ class Outline:
         """What the lesson header shows for the page at lessons/`file`."""
         lesson = self.by_file[file]
         return {"course": self.title, "chapter": self.chapter_title(lesson["chapter"]), "lesson": lesson["label"],
-                "title": self.full_title(lesson), "question": lesson.get("question", "")}
+                "title": self.full_title(lesson), "question": lesson.get("question", ""),
+                "draft": lesson["status"] == "draft"}
 
     def link(self, ref, from_url, text=None, planned_mark=True):
         """HTML for a reference to a lesson ("c4/l2") or a chapter ("c11") from the page at `from_url`

@@ -26,8 +26,8 @@ def fill(template, **values):
     return template
 
 
-def new_lesson(path, title=None, question=None, our_model=False, root=ROOT):
-    """Write lessons/<path>.md with every section of the contract and mark it written in the outline."""
+def new_lesson(path, title=None, question=None, our_model=False, draft=False, root=ROOT):
+    """Write lessons/<path>.md with every section of the contract and mark it written (or draft) in the outline."""
     m = LESSON_PATH.match(path)
     if not m:
         raise SystemExit(f"lesson path {path!r}: expected CHAPTER/lN-slug, e.g. c4/l2-residual")
@@ -48,7 +48,7 @@ def new_lesson(path, title=None, question=None, our_model=False, root=ROOT):
         chapter["lessons"].sort(key=lambda l: int(l["id"].split("/l")[1]))
     if entry["status"] == "written":
         raise SystemExit(f"{lesson_id} is already written ({entry['file']})")
-    entry.update({"file": file, "status": "written", **({"title": title} if title else {}),
+    entry.update({"file": file, "status": "draft" if draft else "written", **({"title": title} if title else {}),
                   **({"question": question} if question else {})})
     entry.setdefault("question", f"{entry['title']}：这一课要回答的一个问题（在 {OUTLINE} 里改写）")
     text = fill((TEMPLATES / "lesson.md").read_text(encoding="utf-8"), ID=lesson_id,

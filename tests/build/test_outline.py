@@ -2,6 +2,8 @@
 and a lesson, the outline and the lesson contract that disagree fail the build naming the file."""
 import json
 import re
+import subprocess
+import sys
 
 from support import ROOT, build_copy
 from test_build_errors import assert_failed_with, edit, line_of
@@ -78,3 +80,19 @@ def test_links_follow_the_outline(site_dir):
     assert all(f"{outline.full_title(l)}（编写中）" in home for l in planned)
     nav = re.findall(r'class="md-nav__link[^"]*"[^>]*href="([^"]+)"', html)
     assert not [h for h in nav if "authors" in h], "the authors' pages stay out of the students' nav"
+
+
+def test_a_draft_builds_for_review_but_stays_out_of_the_course(scratch_project):
+    made = subprocess.run([sys.executable, "-m", "course", "new", "lesson", "c4/l2-residual", "--draft"],
+                          cwd=scratch_project, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert build_copy(scratch_project).returncode == 0
+    site = scratch_project / "site"
+    draft = (site / "c4" / "l2-residual" / "index.html").read_text(encoding="utf-8")
+    assert "草稿：这一课还没有发布" in draft
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "第 2 课 · 残差（编写中）" in home and "l2-residual/" not in home
+    lesson = (site / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
+    assert "l2-residual" not in lesson, "no link, no nav entry to a draft"
+    index = (site / "search" / "search_index.json").read_text(encoding="utf-8")
+    assert "l2-residual" not in index
