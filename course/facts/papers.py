@@ -16,7 +16,17 @@ def paper_facts(papers):
                     "steps": papers["shazeer2020"]["steps"], "model": papers["shazeer2020"]["model"]},
         "qiu": {"baseline": qiu["baseline"], "gated": next(v for k, v in qiu.items() if k != "baseline"),
                 "model": papers["qiu2025"]["model"]},
+        "resnet": resnet_facts(papers["he2015"]),
     }
+
+
+def resnet_facts(he):
+    """Plain vs residual networks of the same size: deeper plain is worse, deeper residual is better."""
+    shallow, deep = sorted(he["rows"], key=lambda r: r["layers"])
+    return {"shallow": shallow, "deep": deep, "table": he["table"], "paper": he["paper"],
+            "plain_deeper_worse_by": deep["plain"] - shallow["plain"],
+            "resnet_deeper_better_by": shallow["resnet"] - deep["resnet"],
+            "resnet_vs_plain_deep": deep["plain"] - deep["resnet"]}
 
 
 def facts(data):

@@ -79,3 +79,11 @@ def test_our_models_residual_init_follows_the_rule():
     real = real_model_facts(files["model-card"], files["ablation"], files["neurons"])
     assert round(real["residual_init_std"], 5) == 0.00707
     assert real["card"]["architecture"]["residual_init_rule"] == "init_std / sqrt(2 * n_layer)"
+
+
+def test_resnet_table_agrees_with_the_papers_own_sentences(facts):
+    """He et al. 2015 write that ResNet-34 beats ResNet-18 by 2.8% and plain-34 by 3.5% (top-1)."""
+    r = facts["papers"]["resnet"]
+    assert round(r["resnet_deeper_better_by"], 1) == 2.8 or round(r["resnet_deeper_better_by"], 2) == 2.85
+    assert round(r["resnet_vs_plain_deep"], 1) == 3.5
+    assert r["plain_deeper_worse_by"] > 0  # the degradation: 34 plain layers do worse than 18
