@@ -1,12 +1,16 @@
-"""Frontier models' official configs (data/frontier-models.json): widths and clamps."""
+"""Frontier models' official configs (data/frontier-models.json): widths, init and clamps."""
+import math
 
 
 def gpt2_facts(entry):
     c = entry["config"]
     d = c["n_embd"]
     d_ff = c["n_inner"] or entry["ffn_width_rule"]["multiple_of_n_embd"] * d
+    residual_layers = 2 * c["n_layer"]  # N in GPT-2's 1/sqrt(N): two residual branches per block
     return {"name": entry["name"], "d": d, "d_ff": d_ff, "ffn_ratio": d_ff / d, "layers": c["n_layer"],
-            "activation": c["activation_function"]}
+            "activation": c["activation_function"], "init_std": c["initializer_range"],
+            "residual_layers": residual_layers,
+            "residual_init_std": c["initializer_range"] / math.sqrt(residual_layers)}
 
 
 def swiglu_width_facts(entry):
