@@ -53,3 +53,15 @@ def test_phone_screen_has_no_sideways_scrolling(browser, served_site):
     width = page.evaluate("document.scrollingElement.scrollWidth")
     assert width <= 376, f"page is {width}px wide on a 375px screen"
     context.close()
+
+
+@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/"])
+def test_every_formula_fits_a_phone(browser, served_site, lesson):
+    """A formula wider than the screen would need sideways scrolling inside it (and a focus stop)."""
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    page = context.new_page()
+    page.goto(served_site[1] + lesson)
+    wide = page.evaluate("""() => [...document.querySelectorAll('.arithmatex')]
+        .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))""")
+    context.close()
+    assert wide == []
