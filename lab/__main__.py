@@ -4,9 +4,10 @@
     python -m lab prepare --corpus PATH [key=value ...]
     python -m lab train [variant=no_ffn seed=0 ...]
     python -m lab export --out data/real-model [key=value ...]
+    python -m lab residual --corpus PATH --out data/real-model/residual [key=value ...]
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, ExportConfig,
-AllConfig); a key that no stage's config has is an error. Re-running a command
+AllConfig, residual.ResidualConfig); a key that no stage's config has is an error. Re-running a command
 resumes: finished runs are skipped, interrupted ones continue from their checkpoint.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path, PureWindowsPath
 
-from lab import export, prepare, train
+from lab import export, prepare, residual, train
 from lab.model import VARIANTS
 
 
@@ -172,22 +173,42 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
     print(f"all: done in {time.time() - t0:.0f} s this invocation")
 
 
+def run_residual(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
+    """The residual experiment (lab/residual.py): one process, one run at a time with every core."""
+    r, p, t = split_overrides(overrides, [residual.ResidualConfig, prepare.PrepareConfig, train.TrainConfig])
+    for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir"):
+        if forbidden in t or forbidden in p:
+            raise SystemExit(f"`residual` sets {forbidden} itself; use the single-step commands to choose it")
+    import torch
+
+    threads = 0 if torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda") else (os.cpu_count() or 1)
+    base = config_from(train.TrainConfig, {**t, "data_dir": str(Path(work) / "data"), "threads": t.get("threads", threads)})
+    prep = config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": work})
+    residual.run(config_from(residual.ResidualConfig, r), prep, base, out, command)
+
+
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["all", "prepare", "train", "export"])
-    parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare)")
-    parser.add_argument("--out", default="data/real-model", help="export directory (all, export)")
+    parser.add_argument("command", choices=["all", "prepare", "train", "export", "residual"])
+    parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare, residual)")
+    parser.add_argument("--out", help="export directory (all, export: data/real-model; residual:"
+                                      " data/real-model/residual)")
     parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_intermixed_args(argv)
     command = portable_command(argv)
+    out = args.out or ("data/real-model/residual" if args.command == "residual" else "data/real-model")
 
     if args.command == "all":
         if not args.corpus:
             parser.error("all needs --corpus")
-        run_all(args.corpus, args.out, args.work, args.overrides, command)
+        run_all(args.corpus, out, args.work, args.overrides, command)
+    elif args.command == "residual":
+        if not args.corpus:
+            parser.error("residual needs --corpus")
+        run_residual(args.corpus, out, args.work, args.overrides, command)
     elif args.command == "prepare":
         if not args.corpus:
             parser.error("prepare needs --corpus")
@@ -202,7 +223,7 @@ def main(argv=None) -> None:
         train.run(cfg)
     else:
         (e,) = split_overrides(args.overrides, [export.ExportConfig])
-        export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": args.out, **e}),
+        export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": out, **e}),
                    invoked=command)
 
 

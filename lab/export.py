@@ -206,27 +206,34 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def load_runs(work: Path) -> dict:
-    """{variant: [result, ...] ordered by seed} from every finished run directory."""
+def load_runs(work: Path, variants=tuple(VARIANTS)) -> dict:
+    """{variant: [result, ...] ordered by seed} from every finished run directory of `variants`
+    (another experiment's runs in the same work dir are left alone)."""
     runs = {}
     for f in sorted(work.glob("*/result.json")):
         r = json.loads(f.read_text())
-        runs.setdefault(r["variant"], []).append(r)
+        if r["variant"] in variants:
+            runs.setdefault(r["variant"], []).append(r)
     for v in runs.values():
         v.sort(key=lambda r: r["seed"])
-    missing = [v for v in VARIANTS if v not in runs]
+    missing = [v for v in variants if v not in runs]
     if missing:
         raise FileNotFoundError(f"no finished run for variant(s) {missing} under {work}")
+    check_same_settings([r for v in runs.values() for r in v])
+    return runs
+
+
+def check_same_settings(results: list[dict]) -> None:
+    """Raise ValueError unless every run was trained with the same settings (variant, seed and
+    the settings that do not change a trajectory aside): same data, budget and schedule."""
     ignore = {"variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
               "progress", "bar_position"}
-    first = {k: v for k, v in next(iter(runs.values()))[0]["config"].items() if k not in ignore}
-    for v in runs.values():
-        for r in v:
-            other = {k: x for k, x in r["config"].items() if k not in ignore}
-            if other != first:
-                diff = {k: (first.get(k), other.get(k)) for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
-                raise ValueError(f"runs differ in training settings: {r['variant']} seed {r['seed']}: {diff}")
-    return runs
+    first = {k: v for k, v in results[0]["config"].items() if k not in ignore}
+    for r in results:
+        other = {k: x for k, x in r["config"].items() if k not in ignore}
+        if other != first:
+            diff = {k: (first.get(k), other.get(k)) for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
+            raise ValueError(f"runs differ in training settings: {r['variant']} seed {r['seed']}: {diff}")
 
 
 def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:

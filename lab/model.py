@@ -25,6 +25,7 @@ class ModelConfig:
     rope_base: float = 10000.0  # RoPE frequency base
     dropout: float = 0.0  # on both residual writes (attention dropout would force SDPA's slow path)
     norm_eps: float = 1e-5  # RMSNorm epsilon
+    residual: bool = True  # skip connections: x + sublayer(norm(x)); False = sublayer(norm(x)) (the residual lesson)
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -34,7 +35,25 @@ VARIANTS = {  # the ablation: name -> overrides of ModelConfig
     "no_ffn": {"d_ff": 0},
     "attn_only_12l": {"d_ff": 0, "n_layer": 12},
 }
+# The residual lesson (`python -m lab residual`): same names, same lookup, separate list so the
+# FFN experiment's runs and export stay as they were.
+RESIDUAL_VARIANTS = {
+    "no_residual": {"residual": False},  # the baseline with its skip connections removed
+    "deep_8l": {"n_layer": 8},
+    "deep_8l_no_residual": {"n_layer": 8, "residual": False},
+}
 FFN_KINDS = ("swiglu", "linear")
+
+
+def variant_overrides(name: str) -> dict:
+    """The ModelConfig overrides of a named variant of either experiment.
+
+    variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
+    """
+    known = {**VARIANTS, **RESIDUAL_VARIANTS}
+    if name not in known:
+        raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
+    return known[name]
 
 
 def make_config(**overrides) -> ModelConfig:
@@ -135,19 +154,23 @@ class LinearFFN(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0."""
+    """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0.
+    Without residual: attn(norm(x)), then ffn(norm(.)): the same parameters, no skip."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
+        self.residual = cfg.residual
         self.norm1 = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.norm2 = RMSNorm(cfg.d_model, cfg.norm_eps) if cfg.d_ff else None
         self.ffn = ({"swiglu": SwiGLU, "linear": LinearFFN}[cfg.ffn](cfg)) if cfg.d_ff else None
 
     def forward(self, x, cos, sin):
-        x = x + self.attn(self.norm1(x), cos, sin)  # (B, T, C)
+        a = self.attn(self.norm1(x), cos, sin)  # (B, T, C)
+        x = x + a if self.residual else a  # (B, T, C)
         if self.ffn is not None:
-            x = x + self.ffn(self.norm2(x))  # (B, T, C)
+            f = self.ffn(self.norm2(x))  # (B, T, C)
+            x = x + f if self.residual else f  # (B, T, C)
         return x
 
 

@@ -9,6 +9,7 @@ No torch, no numpy:
 
     from lab.schema import validate_dir, SchemaError
     data = validate_dir("data/real-model")   # {"model-card.json": {...}, "ablation.json": {...}, "neurons.json": {...}}
+    validate(RESIDUAL_FILE, json.load(open("data/real-model/residual/residual.json")))  # the residual experiment
 
 Every error names the file and the key path, e.g.
     SchemaError: ablation.json: variants[1].val_losses[0]: 'x' is not of type 'number'
@@ -23,7 +24,8 @@ from pathlib import Path
 import jsonschema
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "data" / "schemas" / "real-model"
-FILES = ("model-card.json", "ablation.json", "neurons.json")
+FILES = ("model-card.json", "ablation.json", "neurons.json")  # the FFN experiment, data/real-model/
+RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-model/residual/ (lab/residual.py)
 
 
 class SchemaError(ValueError):
@@ -33,14 +35,16 @@ class SchemaError(ValueError):
 @cache
 def schema_for(name: str) -> dict:
     """The JSON Schema of export file `name`. schema_for("ablation.json")["title"] -> 'Validation losses ...'"""
-    if name not in FILES:
-        raise SchemaError(f"{name}: not an export file; expected one of {list(FILES)}")
+    if name not in (*FILES, RESIDUAL_FILE):
+        raise SchemaError(f"{name}: not an export file; expected one of {[*FILES, RESIDUAL_FILE]}")
     return json.loads((SCHEMA_DIR / name.replace(".json", ".schema.json")).read_text(encoding="utf-8"))
 
 
 # The version every schema pins with {"const": N}: bump it there, in all three files.
 SCHEMA_VERSION = schema_for(FILES[0])["properties"]["schema_version"]["const"]
 assert all(schema_for(n)["properties"]["schema_version"]["const"] == SCHEMA_VERSION for n in FILES)
+# Each experiment versions its own format.
+RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -100,6 +104,8 @@ def _semantic(name: str, data: dict):
         for key, want in (("min", min(losses)), ("max", max(losses)), ("range", max(losses) - min(losses))):
             if abs(floor[key] - want) > 1e-6:
                 fail(f"noise_floor.{key}", f"{floor[key]} but the val losses give {want}")
+    if name == RESIDUAL_FILE:
+        _semantic_residual(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -122,6 +128,43 @@ def _semantic(name: str, data: dict):
         layer = data["layer"]
         if layer["number"] != layer["index"] + 1 or not 0 <= layer["index"] < layer["n_layer"]:
             fail("layer", "number must be index + 1 and index within n_layer")
+
+
+def _semantic_residual(data: dict, fail):
+    variants = {}
+    for i, v in enumerate(data["variants"]):
+        for key in ("val_losses", "train_losses", "histories"):
+            if len(v[key]) != len(v["seeds"]):
+                fail(f"variants[{i}].{key}", f"{len(v[key])} entries for {len(v['seeds'])} seeds")
+        if v["name"] in variants:
+            fail(f"variants[{i}].name", f"{v['name']!r} appears twice")
+        variants[v["name"]] = v
+    band, base = data["baseline_band"], variants["baseline"]
+    if band["seeds"] != base["seeds"]:
+        fail("baseline_band.seeds", "must be the baseline's seeds")
+    losses = base["val_losses"]
+    for key, want in (("min", min(losses)), ("max", max(losses)), ("range", max(losses) - min(losses))):
+        if abs(band[key] - want) > 1e-6:
+            fail(f"baseline_band.{key}", f"{band[key]} but the val losses give {want}")
+    seeds = data["model_card"]["training"]["seeds"]
+    if seeds != {n: v["seeds"] for n, v in variants.items()} or list(seeds) != list(variants):
+        fail("model_card.training.seeds", f"{seeds} but variants has {({n: v['seeds'] for n, v in variants.items()})}")
+    for i, m in enumerate(data["stream"]["models"]):
+        if m["variant"] not in variants:
+            fail(f"stream.models[{i}].variant", f"{m['variant']!r} is not a variant")
+        n_layer = variants[m["variant"]]["n_layer"]
+        if len(m["points"]) != 2 * n_layer + 1:
+            fail(f"stream.models[{i}].points", f"{len(m['points'])} points for {n_layer} blocks (want 2 * n_layer + 1)")
+        for k, point in enumerate(m["points"]):
+            want = ("embedding", None) if k == 0 else (("attention", "ffn")[(k - 1) % 2], (k + 1) // 2)
+            if point["writes"] != k or (point["write"], point["block"]) != want:
+                fail(f"stream.models[{i}].points[{k}]", f"writes/write/block must be {k}/{want[0]}/{want[1]}")
+    for i, m in enumerate(data["gradients"]["models"]):
+        if m["variant"] not in variants:
+            fail(f"gradients.models[{i}].variant", f"{m['variant']!r} is not a variant")
+        n_layer = variants[m["variant"]]["n_layer"]
+        if [b["block"] for b in m["blocks"]] != list(range(1, n_layer + 1)):
+            fail(f"gradients.models[{i}].blocks", f"must be blocks 1..{n_layer} in order")
 
 
 def validate_dir(path) -> dict:

@@ -19,14 +19,14 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from lab.model import GPT, VARIANTS, make_config
+from lab.model import GPT, make_config, variant_overrides
 
 
 @dataclass
 class TrainConfig:
     data_dir: str = "lab/runs/data"  # prepare's output
     out_dir: str = ""  # checkpoint + result.json; "" = lab/runs/<variant>-s<seed>
-    variant: str = "baseline"  # a key of model.VARIANTS
+    variant: str = "baseline"  # a key of model.VARIANTS or model.RESIDUAL_VARIANTS
     seed: int = 0  # weight init, batch order and dropout all follow it
     steps: int = 1400  # optimizer steps; tokens seen = 1400 * 12 * 256 = 4.3M (~8.8 epochs): the 7 runs took 77 min on 2 shared CPU cores
     batch_size: int = 12  # sequences per step
@@ -114,8 +114,7 @@ def resolve_amp(amp: str, device: torch.device) -> bool:
 
 
 def run(cfg: TrainConfig) -> dict:
-    if cfg.variant not in VARIANTS:
-        raise ValueError(f"unknown variant {cfg.variant!r}; known: {sorted(VARIANTS)}")
+    overrides = variant_overrides(cfg.variant)  # ValueError for an unknown name
     out = cfg.resolved_out_dir()
     out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
@@ -124,7 +123,7 @@ def run(cfg: TrainConfig) -> dict:
     use_amp = resolve_amp(cfg.amp, device)
     meta = json.loads((Path(cfg.data_dir) / "meta.json").read_text())
     mcfg = make_config(vocab_size=meta["tokenizer"]["vocab_size"], block_size=cfg.block_size, dropout=cfg.dropout,
-                       **VARIANTS[cfg.variant])
+                       **overrides)
     train_data, val_data = load_tokens(cfg.data_dir, "train"), load_tokens(cfg.data_dir, "val")
 
     torch.manual_seed(cfg.seed)
