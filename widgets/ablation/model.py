@@ -1,5 +1,5 @@
-"""Our model's FFN ablation: validation loss per variant and seed, the noise floor of
-each comparison, the learning curves, and the reading.
+"""Our model's ablations (the FFN experiment, the residual experiment): validation loss per
+variant and seed, the noise floor of each comparison, the learning curves, and the reading.
 
 The chart is HTML whose positions are percentages computed here; the sentences
 under it are decided by the numbers (a gap counts only if it beats that
@@ -10,15 +10,19 @@ import math
 
 from numfmt import num
 
-PARAMS = {"data": None, "selected": "baseline"}
+PARAMS = {"data": None, "selected": "baseline", "title": "去掉 FFN 或它的非线性会怎样"}
 
 LABELS = {
     "baseline": "基线：{n} 层，注意力 + SwiGLU FFN",
     "linear_ffn": "线性 FFN：{n} 层，FFN 去掉非线性",
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
     "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
+    "no_residual": "去掉残差：{n} 层",
+    "deep_8l": "加深到 {n} 层，有残差",
+    "deep_8l_no_residual": "加深到 {n} 层，去掉残差",
 }
-SHORT = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "纯注意力"}
+SHORT = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "纯注意力",
+         "no_residual": "去掉残差", "deep_8l": "8 层有残差", "deep_8l_no_residual": "8 层去掉残差"}
 CURVE_W, CURVE_H = 600, 220  # the learning-curve SVG's viewBox
 
 
@@ -224,6 +228,7 @@ def view(params):
     base_vals = base_v["val_losses"]
     return {
         "params": {"selected": selected},
+        "title": params.get("title") or PARAMS["title"],
         "axis": {"ticks": [{"x": position(t, ax), "label": num(t, 2 if ax["step"] < 0.1 else 1)} for t in ax["ticks"]]},
         "band": {"left": position(min(base_vals), ax),
                  "width": round(position(max(base_vals), ax) - position(min(base_vals), ax), 3),

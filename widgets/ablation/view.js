@@ -3,7 +3,7 @@ export function mount(root, api) {
   const data = api.params.data;
   for (const row of root.querySelectorAll("button[data-row]")) {
     row.addEventListener("click", async () => {
-      const state = await api.call("select", { data, selected: row.dataset.row });
+      const state = await api.call("select", { ...api.params, data, selected: row.dataset.row });
       if (!state) return;
       api.fill(state);
       api.announce(state.out.detail);

@@ -1,0 +1,54 @@
+"""Facts of our model's residual experiment (data/real-model/residual/residual.json, lab/'s
+`python -m lab residual`): facts.residual, or None before its first export."""
+import math
+
+KEY = "real-model/residual/residual"
+
+
+def stream_facts(model):
+    """One model's stream: RMS after each write relative to the embedding's, beside the two
+    predictions: sqrt(writes + 1) (every write as large as the embedding, all independent) and
+    the measured writes' sizes added as if independent."""
+    points = model["points"]
+    base = points[0]["stream_rms"]
+    return {"variant": model["variant"], "state": model["state"], "seed": model["seed"],
+            "writes": [p["writes"] for p in points], "labels": [p["write"] for p in points],
+            "relative": [p["stream_rms"] / base for p in points],
+            "sqrt_rule": [math.sqrt(p["writes"] + 1) for p in points],
+            "independent": [p["rms_if_independent"] / base for p in points],
+            "write_relative": [p["write_rms"] / base for p in points]}
+
+
+def gradient_facts(model):
+    norms = [b["stream_grad_norm"] for b in model["blocks"]]
+    return {"variant": model["variant"], "n_layer": len(norms), "norms": norms,
+            "first_over_last": norms[0] / norms[-1], "max_over_min": max(norms) / min(norms)}
+
+
+def residual_facts(data):
+    card = data["model_card"]
+    variants = {v["name"]: v for v in data["variants"]}
+    stream = [stream_facts(m) for m in data["stream"]["models"]]
+    return {
+        "card": card,
+        "variants": variants,
+        "band": data["baseline_band"],
+        "trained_stream": next(s for s in stream if s["variant"] == "baseline" and s["state"] == "trained"),
+        "stream": stream,
+        "gradients": {m["variant"]: gradient_facts(m) for m in data["gradients"]["models"]},
+        "grad_batch": data["gradients"]["batch"],
+        # What the comparison chart (the ablation widget) draws.
+        "comparison": {
+            "variants": [{**{k: v[k] for k in ("name", "description", "n_layer", "params", "seeds", "val_losses")},
+                          "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h]
+                                        for h in v["histories"]]}
+                         for v in data["variants"]],
+            "references": data["references"], "metric": data["metric"],
+            "tokens_per_run": data["tokens_per_run"], "date": card["date"],
+        },
+        "evidence": {"stream": stream, "gradients": [gradient_facts(m) for m in data["gradients"]["models"]]},
+    }
+
+
+def facts(data):
+    return {"residual": residual_facts(data[KEY]) if KEY in data else None}

@@ -1,0 +1,61 @@
+"""residual-evidence: the readings follow the numbers (hand-made data flips each one), and the
+lab fixture's export renders."""
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "widgets" / "common")]
+
+from course.facts.residual import gradient_facts, residual_facts, stream_facts  # noqa: E402
+from course.widgets import Renderer, load_model  # noqa: E402
+
+model = load_model("residual-evidence")
+FIXTURE = json.loads((ROOT / "tests/fixtures/real-model/residual/residual.json").read_text(encoding="utf-8"))
+
+
+def stream(write_rms, stream_rms):
+    """A trained baseline's stream: the embedding then each write, sizes as given."""
+    points, total = [], 0.0
+    for k, (w, s) in enumerate(zip(write_rms, stream_rms)):
+        total += w * w
+        points.append({"writes": k, "write": "embedding" if k == 0 else "ffn", "block": None, "stream_rms": s,
+                       "write_rms": w, "rms_if_independent": math.sqrt(total)})
+    return stream_facts({"variant": "baseline", "state": "trained", "seed": 0, "points": points})
+
+
+def grads(name, norms):
+    return gradient_facts({"variant": name, "blocks": [{"block": k + 1, "stream_grad_norm": v} for k, v in enumerate(norms)]})
+
+
+@pytest.mark.parametrize("final,word", [(3.0, "互相加强"), (1.2, "抵消"), (math.sqrt(3), "相差不到一成")])
+def test_the_stream_reading_compares_with_independent_writes(final, word):
+    s = stream([1.0, 1.0, 1.0], [1.0, 1.5, final])  # independent: sqrt(3) = 1.73
+    assert word in model.stream_reading(s)
+    assert "√(2 + 1) = 1.73 倍" in model.stream_reading(s)
+
+
+def test_the_gradient_reading_says_which_way_the_spread_goes():
+    g = {"deep_8l": grads("deep_8l", [2, 1.5, 1.2, 1]), "deep_8l_no_residual": grads("x", [40, 10, 3, 1])}
+    text = model.gradient_reading(g, "deep_8l", "deep_8l_no_residual")
+    assert "最多相差 2.0 倍" in text and "最多相差 40.0 倍" in text and "越靠前越大" in text
+    g["deep_8l_no_residual"] = grads("x", [0.01, 0.1, 0.5, 1])
+    text = model.gradient_reading(g, "deep_8l", "deep_8l_no_residual")
+    assert "强烈取决于它在第几层" in text and "越靠前越大" not in text
+    g["deep_8l_no_residual"] = grads("x", [1.5, 1.4, 1.2, 1])
+    assert "差别不大" in model.gradient_reading(g, "deep_8l", "deep_8l_no_residual")
+
+
+def test_the_fixture_export_renders_both_charts():
+    evidence = residual_facts(FIXTURE)["evidence"]
+    html = str(Renderer({"num": model.num})("residual-evidence", data=evidence))
+    assert html.count("<polyline") == 3 + len(FIXTURE["gradients"]["models"])
+    state = model.view({"data": evidence})
+    for chart in (state["stream"], state["gradient"]):
+        for line in chart["lines"]:
+            for pair in line["points"].split():
+                x, y = map(float, pair.split(","))
+                assert 0 <= x <= model.W and 0 <= y <= model.H
