@@ -27,11 +27,7 @@ def real_model_facts(card, ablation, neurons):
         "noise_floor": ablation["noise_floor"],
         "layer_number": neurons["layer"]["number"],
         "ablation": {
-            "variants": [{**{k: v[k] for k in ("name", "description", "n_layer", "params", "seeds", "val_losses")},
-                          # the learning curves need only the evaluations' tokens and validation loss
-                          "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h]
-                                        for h in v["histories"]]}
-                         for v in ablation["variants"]],
+            "variants": ablation["variants"],  # the widget's page_params keeps what the page needs
             "references": ablation["references"],
             "metric": ablation["metric"],
             "tokens_per_run": ablation["tokens_per_run"],

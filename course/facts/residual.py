@@ -39,10 +39,7 @@ def residual_facts(data):
         "grad_batch": data["gradients"]["batch"],
         # What the comparison chart (the ablation widget) draws.
         "comparison": {
-            "variants": [{**{k: v[k] for k in ("name", "description", "n_layer", "params", "seeds", "val_losses")},
-                          "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h]
-                                        for h in v["histories"]]}
-                         for v in data["variants"]],
+            "variants": data["variants"],  # the widget's page_params keeps what the page needs
             "references": data["references"], "metric": data["metric"],
             "tokens_per_run": data["tokens_per_run"], "date": card["date"],
         },

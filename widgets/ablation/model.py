@@ -192,6 +192,19 @@ def curves(data):
             "summary": f"各模型验证集损失随训练 token 数下降的曲线（多个种子取平均）：{summary}。"}
 
 
+def page_params(params):
+    """What the page carries for the browser's calls: each variant with only what the chart reads
+    (its curves as tokens and validation loss), not the export's full histories."""
+    data = params.get("data")
+    if data is None:
+        return params
+    keep = ("name", "description", "n_layer", "params", "seeds", "val_losses")
+    variants = [{**{k: v[k] for k in keep},
+                 "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h] for h in v["histories"]]}
+                for v in data["variants"]]
+    return {**params, "data": {**data, "variants": variants}}
+
+
 def example(facts):
     """The params a page shows this widget with (the widget gallery uses it); None before lab/ exports."""
     return {"data": facts["real"]["ablation"]} if facts.get("real") else None
