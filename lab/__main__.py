@@ -30,20 +30,29 @@ from lab.model import VARIANTS
 class AllConfig:
     seeds: int = 5  # the baseline runs seeds 0..seeds-1 (their spread is the noise floor)
     variant_seeds: int = 3  # every other variant runs seeds 0..variant_seeds-1
+    per_variant: str = ""  # seed counts that differ from variant_seeds, e.g. "no_ffn:1,attn_only_12l:1"
     # Parallel training processes. 1 = one run at a time with every core: on 2 CPU cores one
     # 2-thread run did 11,800 tok/s, two 1-thread runs side by side 3,300-4,200 each.
     jobs: int = 1
 
 
-def run_plan(seeds: int, variant_seeds: int) -> list[tuple[str, int]]:
+def run_plan(seeds: int, variant_seeds: int, per_variant: str = "") -> list[tuple[str, int]]:
     """(variant, seed) in training order: seed 0 of every variant first, then round by round,
     so an interrupted `all` has a comparable set early.
 
     run_plan(2, 1) -> [("baseline", 0), ("linear_ffn", 0), ("no_ffn", 0), ("attn_only_12l", 0), ("baseline", 1)]
+    run_plan(1, 2, "no_ffn:1,attn_only_12l:1") -> [("baseline", 0), ..., ("attn_only_12l", 0), ("linear_ffn", 1)]
     """
+    counts = {v: variant_seeds for v in VARIANTS}
+    counts["baseline"] = seeds
+    for item in filter(None, per_variant.split(",")):
+        name, _, n = item.partition(":")
+        if name not in VARIANTS or not n.isdigit():
+            raise SystemExit(f"per_variant: expected VARIANT:COUNT with a variant of {list(VARIANTS)}, got {item!r}")
+        counts[name] = int(n)
     plan = []
-    for s in range(max(seeds, variant_seeds)):
-        plan += [(v, s) for v in VARIANTS if s < (seeds if v == "baseline" else variant_seeds)]
+    for s in range(max(counts.values())):
+        plan += [(v, s) for v in VARIANTS if s < counts[v]]
     return plan
 
 
@@ -142,7 +151,7 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
     import torch  # only to pick the device and the parallelism
 
     cuda = torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda")
-    plan = run_plan(all_cfg.seeds, all_cfg.variant_seeds)
+    plan = run_plan(all_cfg.seeds, all_cfg.variant_seeds, all_cfg.per_variant)
     n_runs = len(plan)
     jobs = 1 if cuda else max(1, min(all_cfg.jobs, n_runs))
     threads = max(1, (os.cpu_count() or 1) // jobs) if not cuda else 0

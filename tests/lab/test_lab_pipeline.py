@@ -303,3 +303,13 @@ def test_schema_errors_name_file_and_key_path(exported):
 def test_schema_imports_without_torch():
     code = "import sys; sys.modules['torch'] = None; sys.modules['numpy'] = None; import lab.schema"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_run_plan_takes_seed_counts_per_variant():
+    from lab.__main__ import run_plan
+    plan = run_plan(3, 3, "no_ffn:1,attn_only_12l:1")
+    assert sorted(plan) == sorted([("baseline", s) for s in range(3)] + [("linear_ffn", s) for s in range(3)]
+                                  + [("no_ffn", 0), ("attn_only_12l", 0)])
+    assert plan[:4] == [(v, 0) for v in VARIANTS]  # every variant's seed 0 first
+    with pytest.raises(SystemExit, match="per_variant"):
+        run_plan(3, 3, "nope:2")
