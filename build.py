@@ -6,7 +6,8 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 `mkdocs serve` and this command go through the same steps:
 
     on_pre_build      load + check data/, derive facts, set up Jinja
-    on_files          add vendored Pyodide/KaTeX and the widgets' files to the site
+    on_files          add vendored Pyodide/KaTeX, the trimmed standard library and the
+                      widgets' files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX
     on_post_build     split long Chinese words in Material's search index
@@ -28,7 +29,7 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import checks, katex, search, vendor, widgets  # noqa: E402
+from course import checks, katex, search, stdlib, vendor, widgets  # noqa: E402
 from course.data import load_data  # noqa: E402
 from course import preview  # noqa: E402
 from course.errors import CourseError  # noqa: E402
@@ -93,8 +94,11 @@ def on_pre_build(config):
 @_reported
 def on_files(files, config):
     from mkdocs.structure.files import File
-    for src, dest in [*vendor.vendored_files(), *widgets.shipped_files()]:
+    vendored = list(vendor.vendored_files())
+    for src, dest in [*vendored, *widgets.shipped_files()]:
         files.append(File.generated(config, dest, abs_src_path=str(src)))
+    # The standard library cut down to what the widgets' Python imports (course/stdlib.py).
+    files.append(File.generated(config, stdlib.SITE_PATH, content=stdlib.site_file(vendored)))
     files.append(File.generated(config, "widgets/runtime/shared-modules.json", content=widgets.shared_modules_json()))
     return files
 

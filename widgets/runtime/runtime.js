@@ -7,6 +7,11 @@
 // data-ready turns "true". The module survives Material's instant navigation, so
 // Python boots once per visit.
 //
+// Warm-up: once a page with widgets has loaded and the browser is idle, Python boots
+// in the background and the page's models are imported, so that a reader who spends a
+// few seconds on the text finds a widget live as soon as it comes near. Not where the
+// reader asked to save data or the connection is 2G: there Python waits for a widget.
+//
 // Every call settles: with the model's dict, or with a WidgetError whose `kind`
 // says what went wrong and whose message is the plain Chinese a student reads.
 const WIDGETS_URL = new URL("../", import.meta.url);
@@ -16,6 +21,8 @@ const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
 const MAX_REPLAYS = 2; // a queued call re-sent after another widget's runaway restarted Python
 const WAKE_EVENTS = ["pointerdown", "focusin", "keydown"];
+const IDLE_TIMEOUT_MS = 5000; // warm up after this long even if the browser never seems idle
+const NO_IDLE_CALLBACK_MS = 300; // where requestIdleCallback is missing (Safari): wait this long after load
 
 const MESSAGES = {
   runtime: (who, detail) =>
@@ -50,6 +57,7 @@ let nextId = 1;
 const pending = new Map(); // id -> {widget, resolve, reject, limitMs, timer}
 const models = new Map(); // folder -> Promise: model imported in the current worker
 const progressListeners = new Set();
+let bootProgress = null; // the latest progress text while Python boots, for widgets activated meanwhile
 
 const folderOf = (name) => name.replaceAll("-", "_");
 
@@ -65,13 +73,19 @@ function startWorker() {
     (modules) =>
       new Promise((resolve, reject) => {
         const own = new Worker(WORKER_URL, { type: "module" });
+        let up = false; // Python has started in `own`
         worker = own;
         setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
         own.onmessage = ({ data }) => {
           if (own !== worker) return; // a terminated worker's last words
-          if (data.type === "progress") progressListeners.forEach((fn) => fn(data.text));
-          else if (data.type === "ready") resolve();
-          else if (data.type === "boot-error") reject(new Error(data.message));
+          if (data.type === "progress") {
+            if (!up) bootProgress = data.text;
+            progressListeners.forEach((fn) => fn(data.text));
+          } else if (data.type === "ready") {
+            up = true;
+            bootProgress = null;
+            resolve();
+          } else if (data.type === "boot-error") reject(new Error(data.message));
           else if (data.type === "started") started(data.id);
           else settle(data);
         };
@@ -130,6 +144,7 @@ function restart(culprit, error) {
   if (worker) worker.terminate();
   worker = null;
   booting = null;
+  bootProgress = null;
   models.clear();
   for (const [id, job] of pending) {
     clearTimeout(job.timer);
@@ -289,6 +304,7 @@ function activate(root) {
       const python = view.python !== false;
       if (python) {
         progressListeners.add(onProgress);
+        if (bootProgress) onProgress(bootProgress); // a warm-up already under way
         await loadModel(name);
       }
       const api = {
@@ -332,12 +348,48 @@ function activate(root) {
   return root.cwActivation;
 }
 
+// The reader asked to save data (Save-Data), or the connection is 2G: no download they did not ask for.
+function savingData() {
+  const connection = navigator.connection;
+  return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
+}
+
+function whenLoadedAndIdle(fn) {
+  const idle = () =>
+    window.requestIdleCallback
+      ? requestIdleCallback(fn, { timeout: IDLE_TIMEOUT_MS })
+      : setTimeout(fn, NO_IDLE_CALLBACK_MS);
+  if (document.readyState === "complete") idle();
+  else window.addEventListener("load", idle, { once: true });
+}
+
+let warming = null; // the widget roots of the page being warmed up
+
+// Boot Python and import the models of this page's widgets, mounting none: activation
+// (the reader coming near) stays as it was, only quicker. A failure stays quiet here;
+// the widget that needs Python reports it when the reader gets there (and retries).
+function warmUp(roots) {
+  warming = roots;
+  if (savingData()) return;
+  whenLoadedAndIdle(async () => {
+    if (warming !== roots) return; // the reader has already moved to another page
+    const names = [...new Set(roots.map((root) => root.dataset.widget))];
+    const views = await Promise.all(names.map((name) => importView(name, name).catch(() => null)));
+    if (warming !== roots) return;
+    for (const [i, name] of names.entries()) {
+      if (views[i] && views[i].python !== false) loadModel(name).catch(() => {});
+    }
+  });
+}
+
 let observer = null;
 
 function scan() {
   if (observer) observer.disconnect();
   const roots = [...document.querySelectorAll("[data-widget]")];
+  warming = null;
   if (roots.length === 0) return; // pages without widgets never boot Python
+  warmUp(roots);
   observer = new IntersectionObserver(
     (entries) => {
       for (const entry of entries) {

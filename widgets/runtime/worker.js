@@ -7,25 +7,33 @@
 //               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result", error}
 // URLs come from this file's own URL, so the site works under any base path.
 const INDEX_URL = new URL("../../assets/vendor/pyodide/", import.meta.url).href;
+// The standard library cut down by the build to what the widgets' Python imports (course/stdlib.py).
+const STDLIB = "python_stdlib.trimmed.zip";
 const COMMON_URL = new URL("../common/", import.meta.url);
+const BRIDGE_URL = new URL("./bridge.py", import.meta.url);
 const HOME = "/home/pyodide";
 
 let pyodide;
+let loadModule; // bridge.py's load(module) and call(module, fn, params_json)
 let callModel;
 let booted = null;
 
 const progress = (text) => postMessage({ type: "progress", text });
 
-async function writeModule(url, filename) {
+async function fetchText(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
-  pyodide.FS.writeFile(`${HOME}/${filename}`, await response.text());
+  return response.text();
+}
+
+async function writeModule(url, filename) {
+  pyodide.FS.writeFile(`${HOME}/${filename}`, await fetchText(url));
 }
 
 // loadPyodide never settles when its .wasm cannot be fetched, so ask for each
 // core file first: a missing file then fails at once, with its name.
 async function checkCoreFiles() {
-  for (const file of ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]) {
+  const check = async (file) => {
     let response;
     try {
       response = await fetch(INDEX_URL + file, { method: "HEAD" });
@@ -33,31 +41,28 @@ async function checkCoreFiles() {
       throw new Error(`取不到 ${file}`);
     }
     if (!response.ok) throw new Error(`取不到 ${file}（HTTP ${response.status}）`);
-  }
+  };
+  await Promise.all(["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", STDLIB].map(check));
 }
 
 async function boot(sharedModules) {
-  progress("下载 Python 运行时（Pyodide，约 6 MB，只需一次）…");
+  progress("下载 Python 运行时（Pyodide，只需一次）…");
+  // The small Python files travel while Pyodide downloads.
+  const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
+    .map((url) => fetchText(url)));
+  sources.catch(() => {}); // awaited below; a failure is reported there
   await checkCoreFiles();
   const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
   // enableRunUntilComplete: false, because its default relies on stack switching that Safari lacks.
-  pyodide = await loadPyodide({ indexURL: INDEX_URL, enableRunUntilComplete: false });
+  pyodide = await loadPyodide({ indexURL: INDEX_URL, stdLibURL: INDEX_URL + STDLIB, enableRunUntilComplete: false });
   progress("启动 Python…");
-  for (const name of sharedModules) await writeModule(new URL(`${name}.py`, COMMON_URL), `${name}.py`);
-  // allow_nan=False: NaN and Infinity are not JSON, and JSON.parse would reject them later.
-  pyodide.runPython(`
-import importlib, json, sys
-sys.path.insert(0, "${HOME}")
-class ResultNotJSON(ValueError):
-    pass
-def _cw_call(module, fn, params_json):
-    result = getattr(importlib.import_module(module), fn)(json.loads(params_json))
-    try:
-        return json.dumps(result, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise ResultNotJSON(f"{module}.{fn} returned {e}") from None
-`);
-  callModel = pyodide.globals.get("_cw_call");
+  const [bridge, ...shared] = await sources;
+  pyodide.FS.writeFile(`${HOME}/_cw_bridge.py`, bridge);
+  sharedModules.forEach((name, i) => pyodide.FS.writeFile(`${HOME}/${name}.py`, shared[i]));
+  pyodide.runPython(`import sys; sys.path.insert(0, "${HOME}")`);
+  const bridgeModule = pyodide.pyimport("_cw_bridge");
+  loadModule = bridgeModule.load;
+  callModel = bridgeModule.call;
   postMessage({ type: "ready" });
 }
 
@@ -67,7 +72,7 @@ async function handle({ id, type, folder, url, fn, params }) {
     progress("载入组件的 Python 模型…");
     await writeModule(url, `${module}.py`);
     postMessage({ type: "started", id });
-    pyodide.runPython(`importlib.invalidate_caches(); import ${module}`);
+    loadModule(module);
     return "null";
   }
   if (type === "call") {
@@ -83,7 +88,7 @@ function describe(error) {
   const lines = text.trim().split("\n");
   const last = lines[lines.length - 1];
   if (lines.length > 1) console.error(text);
-  return { kind: last.startsWith("ResultNotJSON") ? "result" : "model", error: last };
+  return { kind: /^(_cw_bridge\.)?ResultNotJSON\b/.test(last) ? "result" : "model", error: last };
 }
 
 self.onmessage = async ({ data }) => {

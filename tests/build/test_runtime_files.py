@@ -1,0 +1,39 @@
+"""The Python runtime the site sends: Pyodide's files plus the standard library trimmed by the
+build, within the download budget, the same bytes from the same inputs, and a build that
+stops when a model imports what the browser's Python lacks."""
+import gzip
+
+from support import build_copy
+
+from course import stdlib, vendor
+
+# What the worker downloads (widgets/runtime/worker.js and Pyodide's loader).
+RUNTIME = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyodide-lock.json", "python_stdlib.trimmed.zip"]
+BUDGET = 4_500_000  # bytes, gzip-compressed as GitHub Pages sends them (the issue's goal; 6.35 MB before)
+
+
+def test_the_runtime_download_fits_the_budget(site_dir):
+    folder = site_dir / "assets" / "vendor" / "pyodide"
+    sizes = {name: len(gzip.compress((folder / name).read_bytes(), 6)) for name in RUNTIME}
+    assert sum(sizes.values()) <= BUDGET, sizes
+    assert stdlib.SITE_PATH == f"assets/vendor/pyodide/{RUNTIME[-1]}"
+
+
+def test_the_trimmed_library_is_rebuilt_byte_for_byte(site_dir):
+    built = (site_dir / stdlib.SITE_PATH).read_bytes()
+    assert stdlib.site_file(list(vendor.vendored_files())) == built
+    assert len(built) < (site_dir / stdlib.STDLIB_SITE_PATH).stat().st_size / 3
+
+
+def test_a_model_importing_what_pyodide_lacks_fails_the_build(scratch_project):
+    model = scratch_project / "widgets" / "linear_fit" / "model.py"
+    text = model.read_text(encoding="utf-8")
+    line = text[: text.index("from numfmt import")].count("\n") + 1
+    model.write_text(text.replace("from numfmt import", "import venv\nfrom numfmt import", 1), encoding="utf-8")
+    result = build_copy(scratch_project)
+    assert result.returncode == 1
+    lines = [text for text in result.stderr.splitlines() if text.strip()]
+    assert len(lines) == 1, result.stderr
+    assert f"widgets/linear_fit/model.py:{line}: imports 'venv', which the browser's Python does not have" \
+        in lines[0]
+    assert (scratch_project / "site" / "index.html").read_text() == "the previous build"
