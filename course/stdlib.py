@@ -424,6 +424,9 @@ class Stdlib:
             tmp = self.cache_path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(self.cache, sort_keys=True), encoding="utf-8")
             os.replace(tmp, self.cache_path)
+            for old in CACHE.glob("*.json"):  # made from another archive or another version of this file
+                if old != self.cache_path:
+                    old.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only checkout builds all the same, only slower
 
