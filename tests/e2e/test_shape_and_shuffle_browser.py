@@ -36,7 +36,7 @@ def test_scale_switch_works_at_once_and_goes_live(page, served_site):
     assert page.locator(f"{SHAPE} .fshape-fig:visible").count() == 1
     # Before Python has booted: the switch is plain CSS.
     page.locator(f'{SHAPE} input[name="scale"][value="small"]').check()
-    assert visible_numbers(page) == {"5", "2"}
+    assert visible_numbers(page) == {"5", "2", "1"}  # the toy writes one number: d_out = 1
 
     page.locator(SHAPE).scroll_into_view_if_needed()
     page.wait_for_selector(f'{SHAPE}[data-ready="true"]', timeout=60_000)
@@ -45,7 +45,7 @@ def test_scale_switch_works_at_once_and_goes_live(page, served_site):
     page.wait_for_function(f"document.querySelector('{SHAPE} .cw-sr').textContent.includes('d_ff = 3,072')")
     page.keyboard.press("ArrowRight")  # radios are keyboard-operable
     assert page.locator(f'{SHAPE} input[name="scale"][value="small"]').is_checked()
-    assert visible_numbers(page) == {"5", "2"}
+    assert visible_numbers(page) == {"5", "2", "1"}  # the toy writes one number: d_out = 1
 
 
 def test_scale_switch_needs_no_javascript(browser, served_site):
@@ -54,7 +54,7 @@ def test_scale_switch_needs_no_javascript(browser, served_site):
     page.goto(lesson_url(served_site))
     assert visible_numbers(page) == {"5", "768", "3,072"}
     page.locator(f'{SHAPE} label:has(input[value="small"])').click()
-    assert visible_numbers(page) == {"5", "2"}
+    assert visible_numbers(page) == {"5", "2", "1"}  # the toy writes one number: d_out = 1
     assert page.get_attribute(SHAPE, "data-ready") == "false"
     context.close()
 
