@@ -1,7 +1,7 @@
 // ffn-shape: both scales are pre-rendered and the radios switch them in CSS (:has),
 // so the switch works before Python boots and without JavaScript. Once live, this
 // only tells screen readers what the newly shown figure contains (text from model.py).
-// It never calls its model, so the 6 MB Python runtime is not started for it.
+// It never calls its model, so the Python runtime (megabytes to download) is not started for it.
 export const python = false;
 
 export function mount(root, api) {
