@@ -1,7 +1,10 @@
 """The authors' widget gallery: every widget, live, with its parameters; out of the students' nav."""
 import pytest
+from support import ROOT
 
 from course import widgets
+from course.data import load_data
+from course.facts import build_facts
 
 pytestmark = pytest.mark.e2e
 
@@ -14,7 +17,14 @@ def test_every_widget_is_shown_live_with_its_parameters(browser, served_site):
     names = widgets.names()
     headings = page.locator("article h2").all_inner_texts()
     assert [h.rstrip("¶").strip() for h in headings] == names
+    facts = build_facts(load_data(ROOT / "data", ROOT))
+    waiting = [n for n in names if hasattr(widgets.load_model(n), "example")
+               and widgets.load_model(n).example(facts) is None]
+    assert page.locator("text=这个组件要用 `lab/` 导出的数据").count() + \
+        page.locator("text=这个组件要用 lab/ 导出的数据").count() == len(waiting)
     for name in names:
+        if name in waiting:  # its data is not exported yet: the gallery says so instead
+            continue
         root = page.locator(f'[data-widget="{name}"]')
         root.scroll_into_view_if_needed()
         page.wait_for_selector(f'[data-widget="{name}"][data-ready="true"]', timeout=90_000)
