@@ -77,6 +77,7 @@ def test_a_curve_still_falling_at_the_end_is_said_to_be_unfinished():
                                          {"tokens": 300, "val_loss": x}] for x in BASE]
     said = dict(zip([v["name"] for v in data["variants"]], model.curve_sentences(data)))
     assert "从 5.800 降到 5.330" in said["attn_only_12l"] and "还没学完" in said["attn_only_12l"]
+    assert "是基线同一段的 94.0 倍" in said["attn_only_12l"]  # 0.47 against the baseline's 0.005
     assert "基本不再进步" in said["baseline"]  # 4.615 -> 4.61: less than its 0.02 range
 
 

@@ -160,7 +160,11 @@ def curve_sentences(data):
         s = learning.get(v["name"])
         if s is None:
             continue
-        tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}）"
+        tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}"
+        base = learning.get("baseline")
+        if v["name"] != "baseline" and base and base["drop"] > 0:
+            tail += f"，是基线同一段的 {num(s['drop'] / base['drop'], 1)} 倍"
+        tail += "）"
         if s["still"]:
             judge = f"比噪声底线 {num(s['floor'], 3)} 还大：到训练结束它仍在进步，这个训练量对它不够，它还没学完"
         else:
