@@ -7,8 +7,11 @@ import math
 import time
 
 import pytest
+from support import ROOT
 
 from course import stdlib, widgets
+from course.data import load_data
+from course.facts import build_facts
 
 pytestmark = pytest.mark.e2e
 LF = '[data-widget="linear-fit"]'
@@ -172,7 +175,10 @@ def test_every_model_runs_on_the_trimmed_standard_library(open_page, served_site
       }
       return out;
     }""")
-    assert sorted(r["name"] for r in results) == widgets.names()
+    facts = build_facts(load_data(ROOT / "data", ROOT))
+    shown = [n for n in widgets.names()  # a widget whose lab data is not exported yet is not on the page
+             if not (hasattr(widgets.load_model(n), "example") and widgets.load_model(n).example(facts) is None)]
+    assert sorted(r["name"] for r in results) == shown
     assert not [r for r in results if "error" in r], [(r["name"], r.get("error")) for r in results]
     for result in results:
         folder = widgets.folder_of(result["name"]).name
