@@ -67,7 +67,7 @@ def portable_config(config: dict) -> dict:
     """A resolved config as the export records it: no path of this machine (the corpus by its
     file name; work, output and data directories and the command left out).
 
-    portable_config({"corpus": "/data/sanguo.txt", "work_dir": "/tmp/runs", "steps": 5}) -> {"corpus": "sanguo.txt", "steps": 5}
+    portable_config({"corpus": "/data/sanguo.txt", "work_dir": "/data/runs", "steps": 5}) -> {"corpus": "sanguo.txt", "steps": 5}
     """
     out = {k: v for k, v in config.items() if k not in MACHINE_PATHS + ("command",)}
     if "corpus" in out:
