@@ -1,4 +1,4 @@
-"""depth-signal in Chromium (on the authors' gallery page until its lesson embeds it): the depth
+"""depth-signal in Chromium, on its lesson: the depth
 slider redraws the curves, the residual toggle moves the gradient at layer 1 by orders of magnitude."""
 import pytest
 
@@ -16,7 +16,7 @@ def out(page, key):
 def test_depth_and_residual_change_what_the_model_says(browser, served_site):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto(served_site[1] + "authors/gallery/")
+    page.goto(served_site[1] + "c4/l2-residual/")
     page.locator(W).scroll_into_view_if_needed()
     page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
     first = model.view(model.PARAMS)
