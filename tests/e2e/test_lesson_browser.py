@@ -36,22 +36,28 @@ def test_stepper_reveals_the_failure_then_the_ffn(lesson):
     assert lesson.get_attribute('button[data-step-to="3"]', "aria-pressed") == "true"
 
 
-def test_nothing_is_hidden_without_javascript(browser, served_site):
+@pytest.mark.parametrize("lesson,shown", [
+    ("c4/l1-ffn/", ['[data-widget="ffn-xor"]', '[data-term-info="W_down"]']),
+    ("c4/l2-residual/", ['[data-widget="depth-signal"]', ".stepper__fail", ".stepper__ffn",
+                         '[data-widget="residual-paths"]', ".rp-paths"]),
+])
+def test_nothing_is_hidden_without_javascript(browser, served_site, lesson, shown):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    page.goto(served_site[1] + "c4/l1-ffn/")
-    assert page.locator('[data-widget="ffn-xor"]').is_visible()
-    assert page.locator('[data-term-info="W_down"]').is_visible()
+    page.goto(served_site[1] + lesson)
+    for selector in shown:
+        assert page.locator(selector).first.is_visible(), selector
     context.close()
 
 
-def test_phone_screen_has_no_sideways_scrolling(browser, served_site):
+@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/"])
+def test_phone_screen_has_no_sideways_scrolling(browser, served_site, lesson):
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
     page = context.new_page()
-    page.goto(served_site[1] + "c4/l1-ffn/")
+    page.goto(served_site[1] + lesson)
     page.click('button[data-step-to="3"]')
     width = page.evaluate("document.scrollingElement.scrollWidth")
-    assert width <= 376, f"page is {width}px wide on a 375px screen"
+    assert width <= 376, f"{lesson} is {width}px wide on a 375px screen"
     context.close()
 
 
