@@ -78,7 +78,27 @@ def test_a_curve_still_falling_at_the_end_is_said_to_be_unfinished():
     said = dict(zip([v["name"] for v in data["variants"]], model.curve_sentences(data)))
     assert "从 5.800 降到 5.330" in said["attn_only_12l"] and "还没学完" in said["attn_only_12l"]
     assert "是基线同一段的 94.0 倍" in said["attn_only_12l"]  # 0.47 against the baseline's 0.005
-    assert "基本不再进步" in said["baseline"]  # 4.615 -> 4.61: less than its 0.02 range
+    assert "比噪声底线 0.020 还大" in said["attn_only_12l"]  # one run: its fall against the comparison's floor
+    assert "有的在这一段已经不降了" in said["baseline"] and "基本不再进步" in said["baseline"]  # 4.615 -> 4.62
+
+
+def falling(end_losses, fall):
+    """One seed's curve per final loss, falling by `fall` over its last interval."""
+    return [[{"tokens": 100, "val_loss": 6.0}, {"tokens": 200, "val_loss": x + f}, {"tokens": 300, "val_loss": x}]
+            for x, f in zip(end_losses, fall)]
+
+
+def test_seeds_falling_together_count_as_still_learning_however_far_apart_their_levels():
+    """Judged within each run: three seeds 0.10 apart in level, each still falling by about 0.04."""
+    data = data_with((4.9,), (5.205,), (5.60, 5.65, 5.70))
+    data["variants"][3]["histories"] = falling((5.60, 5.65, 5.70), (0.040, 0.045, 0.035))
+    data["variants"][0]["histories"] = falling(BASE, (0.02, -0.01, 0.01))
+    said = dict(zip([v["name"] for v in data["variants"]], model.curve_sentences(data)))
+    assert "3 个种子在这一段都在降，降幅彼此只差 0.010" in said["attn_only_12l"]
+    assert "还没学完" in said["attn_only_12l"] and "是基线同一段的 6.0 倍" in said["attn_only_12l"]
+    data["variants"][3]["histories"] = falling((5.60, 5.65, 5.70), (0.010, 0.050, 0.015))  # spread 0.04 > mean 0.025
+    said = dict(zip([v["name"] for v in data["variants"]], model.curve_sentences(data)))
+    assert "降幅彼此相差 0.040，不比平均降幅小" in said["attn_only_12l"] and "基本不再进步" in said["attn_only_12l"]
 
 
 def test_chart_positions_lie_on_the_axis_and_the_band_covers_the_baseline_runs():

@@ -138,8 +138,10 @@ def mean_curve(variant):
 
 
 def still_learning(data):
-    """Per variant: how much its mean validation loss fell over the last evaluation interval,
-    and whether that fall is larger than the comparison's noise floor (still learning)."""
+    """Per variant: how much its validation loss fell over the last evaluation interval, and
+    whether it is still falling. With several seeds the test is within each run, so the seeds'
+    different levels cancel: every seed fell, and the mean fall is larger than the spread of the
+    seeds' falls. A single run has no such spread; its fall must beat the comparison's noise floor."""
     floors = {r["name"]: r["floor"] for r in comparisons(data)[1]}
     out = {}
     for v in data["variants"]:
@@ -147,29 +149,42 @@ def still_learning(data):
         if len(curve) < 2:
             continue
         (t0, a), (t1, b) = curve[-2], curve[-1]
-        floor = floors[v["name"]]
-        out[v["name"]] = {"from": a, "to": b, "drop": a - b, "tokens": t1 - t0, "floor": floor,
-                          "still": a - b > floor}
+        falls = [h[-2]["val_loss"] - h[-1]["val_loss"] for h in v["histories"]]
+        spread_of_falls = spread(falls)
+        if spread_of_falls is None:
+            still, noise = a - b > floors[v["name"]], floors[v["name"]]
+        else:
+            still, noise = min(falls) > 0 and a - b > spread_of_falls, spread_of_falls
+        out[v["name"]] = {"from": a, "to": b, "drop": a - b, "tokens": t1 - t0, "runs": len(falls),
+                          "every_seed_fell": min(falls) > 0, "noise": noise, "still": still}
     return out
 
 
 def curve_sentences(data):
     learning = still_learning(data)
+    base = learning.get("baseline")
     out = []
     for v in data["variants"]:
         s = learning.get(v["name"])
         if s is None:
             continue
         tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}"
-        base = learning.get("baseline")
         if v["name"] != "baseline" and base and base["drop"] > 0:
             tail += f"，是基线同一段的 {num(s['drop'] / base['drop'], 1)} 倍"
         tail += "）"
-        if s["still"]:
-            judge = f"比噪声底线 {num(s['floor'], 3)} 还大：到训练结束它仍在进步，这个训练量对它不够，它还没学完"
+        if s["runs"] == 1:
+            test = (f"比噪声底线 {num(s['noise'], 3)} 还大" if s["still"] else f"不到噪声底线 {num(s['noise'], 3)}")
+        elif s["still"]:
+            test = f"{s['runs']} 个种子在这一段都在降，降幅彼此只差 {num(s['noise'], 3)}，小于平均降幅"
+        elif not s["every_seed_fell"]:
+            test = f"{s['runs']} 个种子里有的在这一段已经不降了"
         else:
-            judge = f"不到噪声底线 {num(s['floor'], 3)}：在这个学习率日程的末尾，它已经基本不再进步"
-        out.append(f"{label(v)}：{tail}，{judge}。")
+            test = f"{s['runs']} 个种子的降幅彼此相差 {num(s['noise'], 3)}，不比平均降幅小"
+        if s["still"]:
+            judge = "到训练结束它仍在进步，这个训练量对它不够，它还没学完"
+        else:
+            judge = "在这个学习率日程的末尾，它已经基本不再进步"
+        out.append(f"{label(v)}：{tail}；{test}：{judge}。")
     return out
 
 
