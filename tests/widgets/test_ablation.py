@@ -64,6 +64,13 @@ def test_a_gap_inside_the_noise_floor_is_not_called_a_difference():
     assert "分不出两者的高下" in linear and "更差" not in linear
 
 
+def test_a_variant_near_the_unigram_is_said_to_ignore_the_context():
+    """6.99 is the unigram, 5.62 the bigram: 6.90 is nearer the unigram, 5.70 nearer the bigram."""
+    _, near_unigram, near_bigram = model.sentences(data_with((4.9,), (6.90,), (5.70,)))
+    assert "unigram（6.99）比离插值 bigram（5.62）还近" in near_unigram and "几乎没有用上前文" in near_unigram
+    assert "不如只看前一个 token 的插值 bigram（5.62）" in near_bigram and "unigram" not in near_bigram
+
+
 def test_a_better_variant_is_called_better():
     _, _, attn = model.sentences(data_with((4.9,), (5.205,), (4.40,)))
     assert "反而比基线好" in attn

@@ -103,7 +103,7 @@ def size_phrase(row):
 def sentences(data):
     """The reading of the chart, one sentence per variant, chosen by the numbers."""
     base, rows = comparisons(data)
-    bigram = data["references"]["bigram"]
+    bigram, unigram = data["references"]["bigram"], data["references"]["unigram"]
     out = []
     for row in rows:
         if row["name"] == "baseline":
@@ -121,7 +121,10 @@ def sentences(data):
         else:
             verdict = (f"验证集损失从基线的 {num(base, 3)} 降到 {loss}，低了 {num(-row['gap'], 3)}，"
                        f"超出这组比较的噪声底线 {num(floor, 3)}：反而比基线好")
-        if row["mean"] > bigram:
+        if row["mean"] > bigram and unigram - row["mean"] < row["mean"] - bigram:
+            verdict += (f"；它离只看词频、不看前文的 unigram（{num(unigram, 2)}）比离插值 bigram（{num(bigram, 2)}）"
+                        f"还近，说明在这个训练量下它几乎没有用上前文")
+        elif row["mean"] > bigram:
             verdict += (f"；它甚至不如只看前一个 token 的插值 bigram（{num(bigram, 2)}），"
                         f"说明在这个训练量下它还没学到多少超出相邻统计的东西")
         out.append(f"{row['label']}（{size_phrase(row)}，{runs}）：{verdict}。")
