@@ -59,3 +59,24 @@ def test_the_fixture_export_renders_both_charts():
             for pair in line["points"].split():
                 x, y = map(float, pair.split(","))
                 assert 0 <= x <= model.W and 0 <= y <= model.H
+
+
+def depth_variants(base_val, deep_val, plain_val, deep_plain_val, base_train=3.9, deep_train=3.9):
+    def v(n_layer, val, train):
+        return {"n_layer": n_layer, "val_losses": [val], "train_losses": [train]}
+    return {"baseline": v(4, base_val, base_train), "deep_8l": v(8, deep_val, deep_train),
+            "no_residual": v(4, plain_val, 7.0), "deep_8l_no_residual": v(8, deep_plain_val, 7.0)}
+
+
+def test_the_depth_reading_counts_only_gaps_beyond_the_floor():
+    said = model.depth_reading(depth_variants(4.85, 4.70, 7.00, 7.01), 0.05)
+    assert "有残差时，验证集损失降了 0.150（超过噪声底线 0.050）" in said
+    assert "去掉残差时，验证集损失只变了 0.010，在噪声底线 0.050 以内" in said
+    assert "从 4 层加深到 8 层" in said and "记得更牢" not in said
+    said = model.depth_reading(depth_variants(4.85, 4.95, 7.00, 7.01), 0.05)
+    assert "有残差时，验证集损失反而升了 0.100" in said
+
+
+def test_a_deeper_model_that_fits_only_the_training_text_is_said_to_memorise():
+    said = model.depth_reading(depth_variants(4.85, 4.84, 7.00, 7.00, base_train=4.30, deep_train=3.76), 0.05)
+    assert "训练集上的损失从 4.300 降到 3.760，验证集上却没有跟着降" in said and "记得更牢" in said

@@ -89,9 +89,15 @@ def depth_reading(variants, floor):
         if d > floor:
             return f"验证集损失反而升了 {num(d, 3)}（超过噪声底线 {num(floor, 3)}）"
         return f"验证集损失只变了 {num(d, 3)}，在噪声底线 {num(floor, 3)} 以内"
-    n_deep, n = variants["deep_8l"]["n_layer"], variants["baseline"]["n_layer"]
-    return (f"从 {n} 层加深到 {n_deep} 层：有残差时，{gap('deep_8l', 'baseline')}；"
-            f"去掉残差时，{gap('deep_8l_no_residual', 'no_residual')}。")
+    deep, base = variants["deep_8l"], variants["baseline"]
+    out = (f"从 {base['n_layer']} 层加深到 {deep['n_layer']} 层：有残差时，{gap('deep_8l', 'baseline')}；"
+           f"去掉残差时，{gap('deep_8l_no_residual', 'no_residual')}。")
+    val_gap = mean(deep["val_losses"]) - mean(base["val_losses"])
+    train_deep, train_base = mean(deep["train_losses"]), mean(base["train_losses"])
+    if val_gap >= -floor and train_deep < train_base - floor:
+        out += (f"加深之后，训练集上的损失从 {num(train_base, 3)} 降到 {num(train_deep, 3)}，验证集上却没有跟着降："
+                f"多出来的层主要用来把训练文本记得更牢，而不是学到能推广到新章回的规律。")
+    return out
 
 
 def view(params):
