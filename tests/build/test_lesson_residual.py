@@ -1,4 +1,4 @@
-"""C4 第 2 课 (残差, a draft until its lab data lands): every number on the page comes from facts or a
+"""C4 第 2 课 (残差): every number on the page comes from facts or a
 widget model, and the page has its contract's sections."""
 import math
 
@@ -34,3 +34,30 @@ def test_sections_follow_the_contract(site_dir):
     positions = [html.find(f">{mark}") for mark in contract({"sections": ["真模型"]})]
     assert -1 not in positions and positions == sorted(positions)
     assert 'data-widget="depth-signal"' in html and 'data-widget="residual-paths"' in html
+
+
+def test_real_model_section_reads_the_export(site_dir):
+    """data/real-model/residual/ is committed, so the section shows our runs, every sentence decided by them."""
+    html = page(site_dir)
+    r = build_facts(load_data(ROOT / "data", ROOT))["residual"]
+    assert r is not None, "data/real-model/residual/ is committed, so the section must render"
+    assert "这一节正在准备" not in html
+    for sentence in load_model("ablation").sentences(r["comparison"]):
+        assert sentence in html
+    evidence = load_model("residual-evidence")
+    assert evidence.depth_reading(r["variants"], r["band"]["range"]) in html
+    state = evidence.view({"data": r["evidence"]})
+    assert state["stream_reading"] in html
+    for reading in state["gradient_readings"]:
+        assert reading in html
+    assert f"{r['band']['min']:.3f}–{r['band']['max']:.3f}" in html  # the baseline's seed band
+    assert r["card"]["command"] in html
+
+
+def test_the_lesson_is_published_in_the_course(site_dir):
+    """Written, not a draft: in the nav and the course map, and lesson 1's next gap links to it."""
+    home = (site_dir / "index.html").read_text(encoding="utf-8")
+    first = (site_dir / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
+    assert 'href="c4/l2-residual/"' in home
+    assert 'href="../l2-residual/"' in first
+    assert "草稿" not in page(site_dir)

@@ -139,3 +139,11 @@ def test_a_variant_worse_than_the_bigram_reference_is_said_to_be():
     _, no_ffn, attn = model.sentences(data_with((4.9,), (5.90,), (5.30,)))
     assert "不如只看前一个 token 的插值 bigram（5.62）" in no_ffn
     assert "bigram" not in attn
+
+
+def test_a_curve_that_rose_at_the_end_is_not_said_to_have_fallen():
+    data = data_with((4.9,), (5.205,), (5.33,))
+    data["variants"][3]["histories"] = [[{"tokens": 100, "val_loss": 6.0}, {"tokens": 200, "val_loss": 5.32},
+                                         {"tokens": 300, "val_loss": 5.33}]]
+    said = model.curve_sentences(data)[3]
+    assert "从 5.320 变到 5.330，没有再降" in said and "降了" not in said and "基本不再进步" in said

@@ -72,7 +72,7 @@ def test_the_depth_reading_counts_only_gaps_beyond_the_floor():
     said = model.depth_reading(depth_variants(4.85, 4.70, 7.00, 7.01), 0.05)
     assert "有残差时，验证集损失降了 0.150（超过噪声底线 0.050）" in said
     assert "去掉残差时，验证集损失只变了 0.010，在噪声底线 0.050 以内" in said
-    assert "从 4 层加深到 8 层" in said and "记得更牢" not in said
+    assert "从 4 层加深到 8 层" in said and "记得更牢" not in said and "在背它" not in said
     said = model.depth_reading(depth_variants(4.85, 4.95, 7.00, 7.01), 0.05)
     assert "有残差时，验证集损失反而升了 0.100" in said
 
@@ -80,3 +80,9 @@ def test_the_depth_reading_counts_only_gaps_beyond_the_floor():
 def test_a_deeper_model_that_fits_only_the_training_text_is_said_to_memorise():
     said = model.depth_reading(depth_variants(4.85, 4.84, 7.00, 7.00, base_train=4.30, deep_train=3.76), 0.05)
     assert "训练集上的损失从 4.300 降到 3.760，验证集上却没有跟着降" in said and "记得更牢" in said
+
+
+def test_equal_depths_that_both_fit_the_training_text_are_said_to_be_limited_by_the_data():
+    said = model.depth_reading(depth_variants(4.85, 4.84, 7.00, 7.00, base_train=3.73, deep_train=3.76), 0.05)
+    assert "训练集上的损失（3.730、3.760）都远低于验证集上的（4.850、4.840）" in said and "在背它" in said
+    assert "记得更牢" not in said

@@ -171,10 +171,13 @@ def curve_sentences(data):
         s = learning.get(v["name"])
         if s is None:
             continue
-        tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}"
-        if v["name"] != "baseline" and base and base["drop"] > 0:
-            tail += f"，是基线同一段的 {num(s['drop'] / base['drop'], 1)} 倍"
-        tail += "）"
+        if s["drop"] <= 0:
+            tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 变到 {num(s['to'], 3)}，没有再降"
+        else:
+            tail = f"最后 {num(s['tokens'])} 个 token 里验证集损失从 {num(s['from'], 3)} 降到 {num(s['to'], 3)}（降了 {num(s['drop'], 3)}"
+            if v["name"] != "baseline" and base and base["drop"] > 0:
+                tail += f"，是基线同一段的 {num(s['drop'] / base['drop'], 1)} 倍"
+            tail += "）"
         if s["runs"] == 1:
             test = (f"比噪声底线 {num(s['noise'], 3)} 还大" if s["still"] else f"不到噪声底线 {num(s['noise'], 3)}")
         elif s["still"]:
