@@ -33,8 +33,8 @@ FILE = "residual.json"  # out/FILE; its contract is data/schemas/real-model/resi
 @dataclass
 class ResidualConfig:
     baseline_seeds: int = 5  # baseline seeds 0..4, shared with the FFN experiment (their range is the band)
-    no_residual_seeds: int = 3  # no_residual seeds 0..2: its own band (a 4-layer run: ~6.5 min on 2 cores)
-    deep_seeds: int = 1  # deep_8l and deep_8l_no_residual, seed 0 each (an 8-layer step costs 2.0x a 4-layer one)
+    no_residual_seeds: int = 3  # no_residual seeds 0..2: its own band (a 4-layer run: 11-13 min on 2 cores)
+    deep_seeds: int = 1  # deep_8l and deep_8l_no_residual, seed 0 each (an 8-layer run: ~20 min on 2 cores)
     budget_minutes: int = 60  # the limit on the new runs' training time the model card reports against
     stream_seed: int = 0  # the trained runs whose residual stream is measured
     grad_seed: int = 0  # weight init of the step-0 gradient measurement (train.py's init for that seed)
