@@ -28,7 +28,7 @@ def committed_json():
 def machine_paths(value, path=""):
     """(key path, string) for every string value that looks like a path on some machine.
 
-    machine_paths({"a": ["x", "/tmp/y"]}) -> [("a[1]", "/tmp/y")]
+    machine_paths({"a": ["x", "/srv/y"]}) -> [("a[1]", "/srv/y")]
     """
     if isinstance(value, dict):
         return [hit for k, v in value.items() for hit in machine_paths(v, f"{path}.{k}" if path else k)]
@@ -40,8 +40,8 @@ def machine_paths(value, path=""):
 
 
 def test_the_rule():
-    assert machine_paths({"a": ["x", "/tmp/y"], "b": "C:\\corpus.txt", "c": "python -m lab --work /work/runs"}) == [
-        ("a[1]", "/tmp/y"), ("b", "C:\\corpus.txt"), ("c", "python -m lab --work /work/runs")]
+    assert machine_paths({"a": ["x", "/srv/y"], "b": "C:\\corpus.txt", "c": "python -m lab --work /work/runs"}) == [
+        ("a[1]", "/srv/y"), ("b", "C:\\corpus.txt"), ("c", "python -m lab --work /work/runs")]
     assert machine_paths({"corpus": "sanguo-yanyi.txt", "url": "https://huggingface.co/Qwen/x/blob/y/config.json",
                           "command": "python -m lab all --corpus PATH/TO/sanguo-yanyi.txt", "ratio": "8/3"}) == []
 
