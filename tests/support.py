@@ -35,3 +35,13 @@ def chromium_path():
         if candidate and Path(candidate).exists():
             return candidate
     return None
+
+
+def open_live_widget(browser, url, widget):
+    """A desktop page at `url` with `widget` scrolled into view and its Python running: (context, page)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.locator(f'[data-widget="{widget}"]').scroll_into_view_if_needed()
+    page.wait_for_selector(f'[data-widget="{widget}"][data-ready="true"]', timeout=90_000)
+    return context, page

@@ -2,6 +2,8 @@
 slider redraws the curves, the residual toggle moves the gradient at layer 1 by orders of magnitude."""
 import pytest
 
+from support import open_live_widget
+
 from course.widgets import load_model
 
 pytestmark = pytest.mark.e2e
@@ -14,11 +16,7 @@ def out(page, key):
 
 
 def test_depth_and_residual_change_what_the_model_says(browser, served_site):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(served_site[1] + "c4/l2-residual/")
-    page.locator(W).scroll_into_view_if_needed()
-    page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
+    context, page = open_live_widget(browser, served_site[1] + "c4/l2-residual/", "depth-signal")
     first = model.view(model.PARAMS)
     assert out(page, "grad-first") == first["out"]["grad-first"]
 

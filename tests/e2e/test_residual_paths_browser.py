@@ -2,6 +2,8 @@
 computes them, and a path's button says which layers it passes through."""
 import pytest
 
+from support import open_live_widget
+
 from course.widgets import load_model
 
 pytestmark = pytest.mark.e2e
@@ -18,11 +20,7 @@ def wait_for(page, key, text):
 
 
 def test_weights_and_paths_answer_from_the_model(browser, served_site):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(served_site[1] + "c4/l2-residual/")
-    page.locator(W).scroll_into_view_if_needed()
-    page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
+    context, page = open_live_widget(browser, served_site[1] + "c4/l2-residual/", "residual-paths")
     first = model.view(model.PARAMS)
     assert out(page, "plain-grad") == first["out"]["plain-grad"] == "0.125"
     assert out(page, "res-grad") == first["out"]["res-grad"] == "3.375"
