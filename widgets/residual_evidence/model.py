@@ -92,15 +92,14 @@ def depth_reading(variants, floor):
     deep, base = variants["deep_8l"], variants["baseline"]
     out = (f"从 {base['n_layer']} 层加深到 {deep['n_layer']} 层：有残差时，{gap('deep_8l', 'baseline')}；"
            f"去掉残差时，{gap('deep_8l_no_residual', 'no_residual')}。")
-    val_gap = mean(deep["val_losses"]) - mean(base["val_losses"])
+    val_deep, val_base = mean(deep["val_losses"]), mean(base["val_losses"])
     train_deep, train_base = mean(deep["train_losses"]), mean(base["train_losses"])
-    if val_gap >= -floor and train_deep < train_base - floor:
+    if val_deep - val_base >= -floor and train_deep < train_base - floor:
         out += (f"加深之后，训练集上的损失从 {num(train_base, 3)} 降到 {num(train_deep, 3)}，验证集上却没有跟着降："
                 f"多出来的层主要用来把训练文本记得更牢，而不是学到能推广到新章回的规律。")
-    elif abs(val_gap) <= floor and min(mean(deep["val_losses"]) - train_deep,
-                                       mean(base["val_losses"]) - train_base) > floor:
+    elif abs(val_deep - val_base) <= floor and min(val_deep - train_deep, val_base - train_base) > floor:
         out += (f"两者在训练集上的损失（{num(train_base, 3)}、{num(train_deep, 3)}）都远低于验证集上的"
-                f"（{num(mean(base['val_losses']), 3)}、{num(mean(deep['val_losses']), 3)}）：训练文本就这么多，"
+                f"（{num(val_base, 3)}、{num(val_deep, 3)}）：训练文本就这么多，"
                 f"{base['n_layer']} 层已经在背它了，多出来的层在这个数据量下没有更多能推广的东西可学。")
     return out
 
