@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from .errors import CourseError
 
@@ -33,9 +35,18 @@ def key_path(path):
     return out or "(top level)"
 
 
-def validate(value, schema, rel):
+def sibling_registry(schema_path, root):
+    """The schemas beside schema_path, by file name: a schema may $ref its neighbours
+    ("residual.schema.json#/$defs/history")."""
+    folder = Path(schema_path).parent
+    return Registry().with_resources(
+        (p.name, Resource.from_contents(load_json(p, root), default_specification=DRAFT202012))
+        for p in sorted(folder.glob("*.schema.json")))
+
+
+def validate(value, schema, rel, registry=None):
     """Raise CourseError naming the file and the key path of the first violation."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema, registry=registry or Registry())
     errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         err = errors[0]
@@ -55,7 +66,7 @@ def load_data(data_dir, root):
         if not schema_path.exists():
             raise CourseError(_rel(path, root), f"no schema: add {_rel(schema_path, root)}")
         value = load_json(path, root)
-        validate(value, load_json(schema_path, root), _rel(path, root))
+        validate(value, load_json(schema_path, root), _rel(path, root), sibling_registry(schema_path, root))
         out[name] = value
     return out
 

@@ -26,6 +26,13 @@ class ModelConfig:
     dropout: float = 0.0  # on both residual writes (attention dropout would force SDPA's slow path)
     norm_eps: float = 1e-5  # RMSNorm epsilon
     residual: bool = True  # skip connections: x + sublayer(norm(x)); False = sublayer(norm(x)) (the residual lesson)
+    # The residual lesson's mechanism controls (defaults = the baseline; only read when residual is True,
+    # except embed_skip and out_init_std):
+    skip_attn: bool = True  # False: the attention sub-layer's output replaces the stream
+    skip_ffn: bool = True  # False: the FFN sub-layer's output replaces the stream
+    skip_grad: bool = True  # False: x.detach() + F(norm(x)): the skip carries the value forward, no gradient back
+    embed_skip: bool = False  # True: the embedding is added to the stream once more, before the final norm
+    out_init_std: float = 0.0  # > 0: every residual-output projection at this std instead of residual_init_std
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -42,6 +49,16 @@ RESIDUAL_VARIANTS = {
     "deep_8l": {"n_layer": 8},
     "deep_8l_no_residual": {"n_layer": 8, "residual": False},
 }
+# What a skip does, isolated (`python -m lab residual part=mechanism`): the value without its
+# gradient, the token's identity given back once, one sub-layer's skip alone, and the no-skip
+# model with its output projections at N(0, 0.02).
+MECHANISM_VARIANTS = {
+    "detached_skip": {"skip_grad": False},
+    "embed_readd": {"residual": False, "embed_skip": True},
+    "attn_skip_only": {"skip_ffn": False},
+    "ffn_skip_only": {"skip_attn": False},
+    "no_residual_init02": {"residual": False, "out_init_std": 0.02},
+}
 FFN_KINDS = ("swiglu", "linear")
 
 
@@ -50,7 +67,7 @@ def variant_overrides(name: str) -> dict:
 
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
-    known = {**VARIANTS, **RESIDUAL_VARIANTS}
+    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -153,24 +170,33 @@ class LinearFFN(nn.Module):
         return self.resid_drop(self.down(self.up(x)))  # (B, T, C)
 
 
+def add_write(x, write, skip: bool, grad: bool):
+    """The stream after a sub-layer's write: x + write with a skip, write alone without one;
+    grad=False keeps the skip's value but cuts its gradient path (x.detach() + write)."""
+    if not skip:
+        return write
+    return (x if grad else x.detach()) + write
+
+
 class Block(nn.Module):
     """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0.
-    Without residual: attn(norm(x)), then ffn(norm(.)): the same parameters, no skip."""
+    Without residual: attn(norm(x)), then ffn(norm(.)): the same parameters, no skip.
+    skip_attn / skip_ffn / skip_grad remove one skip or its gradient path (the mechanism controls)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.residual = cfg.residual
+        self.skip_attn = cfg.residual and cfg.skip_attn
+        self.skip_ffn = cfg.residual and cfg.skip_ffn
+        self.skip_grad = cfg.skip_grad
         self.norm1 = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.norm2 = RMSNorm(cfg.d_model, cfg.norm_eps) if cfg.d_ff else None
         self.ffn = ({"swiglu": SwiGLU, "linear": LinearFFN}[cfg.ffn](cfg)) if cfg.d_ff else None
 
     def forward(self, x, cos, sin):
-        a = self.attn(self.norm1(x), cos, sin)  # (B, T, C)
-        x = x + a if self.residual else a  # (B, T, C)
+        x = add_write(x, self.attn(self.norm1(x), cos, sin), self.skip_attn, self.skip_grad)  # (B, T, C)
         if self.ffn is not None:
-            f = self.ffn(self.norm2(x))  # (B, T, C)
-            x = x + f if self.residual else f  # (B, T, C)
+            x = add_write(x, self.ffn(self.norm2(x)), self.skip_ffn, self.skip_grad)  # (B, T, C)
         return x
 
 
@@ -187,7 +213,7 @@ class GPT(nn.Module):
         self.register_buffer("rope_cos", cos, persistent=False)  # (block_size, hs/2)
         self.register_buffer("rope_sin", sin, persistent=False)  # (block_size, hs/2)
         self.apply(self._init_weights)
-        resid_std = residual_init_std(cfg.n_layer)  # 0.02 / sqrt(8) = 0.00707 for 4 layers
+        resid_std = cfg.out_init_std or residual_init_std(cfg.n_layer)  # 0.02 / sqrt(8) = 0.00707 for 4 layers
         for name, p in self.named_parameters():
             if name.endswith("attn.proj.weight") or name.endswith("ffn.down.weight"):
                 nn.init.normal_(p, mean=0.0, std=resid_std)
@@ -205,9 +231,11 @@ class GPT(nn.Module):
         B, T = idx.shape
         assert T <= self.cfg.block_size, f"sequence of {T} tokens > block_size {self.cfg.block_size}"
         cos, sin = self.rope_cos[:T], self.rope_sin[:T]  # (T, hs/2)
-        x = self.embed(idx)  # (B, T, C)
+        x = e = self.embed(idx)  # (B, T, C)
         for block in self.blocks:
             x = block(x, cos, sin)  # (B, T, C)
+        if self.cfg.embed_skip:
+            x = x + e  # the token's own vector, given back once
         logits = self.lm_head(self.norm_f(x))  # (B, T, V)
         if targets is None:
             return logits, None

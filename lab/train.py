@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from lab.model import GPT, make_config, variant_overrides
+from lab.probe import probe_batch, token_identity
 
 
 @dataclass
@@ -41,6 +42,7 @@ class TrainConfig:
     dropout: float = 0.1  # residual dropout (the corpus is ~0.5M tokens: regularise)
     eval_every: int = 200  # steps between evaluations on the full validation split
     ckpt_every: int = 50  # steps between checkpoints
+    stop_at: int = 0  # stop after this many steps of the schedule (0 = all): the full run's trajectory up to there
     device: str = "auto"  # auto = cuda when present, else cpu
     amp: str = "auto"  # bf16 autocast for training: auto = when the device supports it; on / off
     threads: int = 0  # torch CPU threads; 0 = torch's default
@@ -53,7 +55,7 @@ class TrainConfig:
 
 # Fields that may differ when a run resumes (they do not change the trajectory).
 RESUMABLE_DIFFERENCES = {"out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads", "progress",
-                         "bar_position"}
+                         "bar_position", "stop_at"}
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -134,7 +136,7 @@ def run(cfg: TrainConfig) -> dict:
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=device.type == "cuda")
     gen = torch.Generator().manual_seed(cfg.seed)
-    state = {"step": 0, "losses": [], "evals": [], "train_seconds": 0.0, "wall_seconds": 0.0}
+    state = {"step": 0, "losses": [], "evals": [], "probes": [], "train_seconds": 0.0, "wall_seconds": 0.0}
 
     ckpt_path = out / "ckpt.pt"
     if ckpt_path.exists():
@@ -150,8 +152,8 @@ def run(cfg: TrainConfig) -> dict:
         torch.set_rng_state(ckpt["torch_rng"])
         if device.type == "cuda" and ckpt.get("cuda_rng") is not None:
             torch.cuda.set_rng_state(ckpt["cuda_rng"])
-        state = ckpt["state"]
-        if state["step"] >= cfg.steps and (out / "result.json").exists():
+        state = {"probes": [], **ckpt["state"]}  # a checkpoint from before probes has none
+        if state["step"] >= (cfg.stop_at or cfg.steps) and (out / "result.json").exists():
             print(f"train {cfg.variant} seed {cfg.seed}: already done ({ckpt_path})")
             return json.loads((out / "result.json").read_text())
         print(f"train {cfg.variant} seed {cfg.seed}: resuming at step {state['step']} from {ckpt_path}")
@@ -171,10 +173,14 @@ def run(cfg: TrainConfig) -> dict:
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if use_amp else nullcontext
     bar = tqdm(total=cfg.steps, initial=state["step"], desc=f"{cfg.variant} s{cfg.seed}", unit="step",
                disable=not cfg.progress, position=cfg.bar_position, mininterval=2.0, leave=True)
+    probe_idx = probe_batch(val_data, cfg.block_size).to(device)
+    if state["step"] == 0 and not state["probes"]:
+        state["probes"].append({"step": 0, **token_identity(model, probe_idx)})
     model.train()
     wall0 = time.time()
     wall_base = state["wall_seconds"]
-    while state["step"] < cfg.steps:
+    last = min(cfg.stop_at or cfg.steps, cfg.steps)
+    while state["step"] < last:
         step = state["step"]
         t0 = time.time()
         for group in opt.param_groups:
@@ -194,15 +200,16 @@ def run(cfg: TrainConfig) -> dict:
         tok_s = tokens_per_step * state["step"] / max(state["train_seconds"], 1e-9)
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tok_s:,.0f}", refresh=False)
-        if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
+        if state["step"] % cfg.eval_every == 0 or state["step"] == last:
             val = evaluate(model, val_data, cfg.block_size, device)
             recent = state["losses"][-min(cfg.eval_every, 50):]
             state["evals"].append({"step": state["step"], "tokens": state["step"] * tokens_per_step,
                                    "train_loss": round(sum(recent) / len(recent), 4), "val_loss": round(val, 4)})
+            state["probes"].append({"step": state["step"], **token_identity(model, probe_idx)})
             bar.write(f"{cfg.variant} s{cfg.seed} step {state['step']}: train {state['evals'][-1]['train_loss']:.3f}"
                       f" val {val:.4f} ({tok_s:,.0f} tok/s)")
         state["wall_seconds"] = wall_base + time.time() - wall0
-        if state["step"] % cfg.ckpt_every == 0 or state["step"] == cfg.steps:
+        if state["step"] % cfg.ckpt_every == 0 or state["step"] == last:
             save()
     bar.close()
 
@@ -210,14 +217,14 @@ def run(cfg: TrainConfig) -> dict:
     result = {
         "variant": cfg.variant, "seed": cfg.seed, "params": model.num_params(),
         "val_loss": final["val_loss"], "train_loss": final["train_loss"],
-        "steps": cfg.steps, "tokens": cfg.steps * tokens_per_step,
+        "steps": cfg.steps, "steps_trained": state["step"], "tokens": cfg.steps * tokens_per_step,
         "wall_seconds": round(state["wall_seconds"], 1),
-        "train_tokens_per_second": round(tokens_per_step * cfg.steps / state["train_seconds"], 1),
+        "train_tokens_per_second": round(tokens_per_step * state["step"] / state["train_seconds"], 1),
         "device": str(device), "bf16_autocast": use_amp, "threads": torch.get_num_threads(),
-        "history": state["evals"], "config": asdict(cfg), "model_config": asdict(mcfg),
+        "history": state["evals"], "probes": state["probes"], "config": asdict(cfg), "model_config": asdict(mcfg),
     }
     (out / "result.json").write_text(json.dumps(result, indent=1))
-    print(f"train {cfg.variant} seed {cfg.seed}: val {final['val_loss']:.4f} nats/token after {cfg.steps} steps,"
+    print(f"train {cfg.variant} seed {cfg.seed}: val {final['val_loss']:.4f} nats/token after {state['step']} steps,"
           f" {result['wall_seconds']:.0f} s, {result['train_tokens_per_second']:,.0f} tok/s")
     return result
 
