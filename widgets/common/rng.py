@@ -1,0 +1,77 @@
+"""rng: the one random generator of every widget model, the same numbers in every runtime.
+
+CPython's `random` is a Mersenne Twister that MicroPython does not have (nor
+`random.Random`), and two runtimes' built-in generators would draw different
+numbers. Models take their random numbers from here instead:
+
+    r = Rng(2026)
+    r.next32()        # an integer in 1 .. 2**32 - 1
+    r.random()        # a float in (0, 1), never 0 or 1
+    r.uniform(a, b)   # a float in (a, b)
+    r.gauss(mu, sd)   # a normal draw (Box-Muller)
+
+The integers come from Marsaglia's xorshift32 (shifts 13, 17, 5; "Xorshift RNGs",
+J. Stat. Softw. 8(14), 2003): period 2**32 - 1, every state non-zero. The seed is
+spread over all 32 bits by MurmurHash3's finaliser, so seeds 0, 1, 2 start far apart.
+Only integer shifts, xor, multiplication and masks are used, so every runtime draws
+the same integers; floats are those integers / 2**32, and gauss is
+sqrt(-2 ln u1) * cos(2 pi u2) (its pair, the sine, is kept for the next call), so
+they agree to the last bit wherever math.log / cos / sin do.
+
+Rng(0).next32() -> 844830715; Rng(0).random() -> 0.1967024791520089
+"""
+import math
+
+MASK = 0xFFFFFFFF
+TWO_32 = 4294967296.0
+TWO_PI = 2.0 * math.pi
+
+
+def mix(seed):
+    """A seed (any int) -> a non-zero 32-bit state (MurmurHash3's fmix32 of seed + golden ratio)."""
+    x = (seed + 0x9E3779B9) & MASK
+    x ^= x >> 16
+    x = (x * 0x85EBCA6B) & MASK
+    x ^= x >> 13
+    x = (x * 0xC2B2AE35) & MASK
+    x ^= x >> 16
+    return x if x else 0x6D2B79F5
+
+
+class Rng:
+    """A deterministic stream of random numbers from one seed."""
+
+    def __init__(self, seed=0):
+        self.state = mix(seed)
+        self.spare = None  # the second normal of the last Box-Muller pair
+
+    def next32(self):
+        """The next integer of the xorshift32 stream, in 1 .. 2**32 - 1."""
+        x = self.state
+        x ^= (x << 13) & MASK
+        x ^= x >> 17
+        x ^= (x << 5) & MASK
+        self.state = x
+        return x
+
+    def random(self):
+        """A float in the open interval (0, 1)."""
+        return self.next32() / TWO_32
+
+    def uniform(self, a, b):
+        """A float between a and b."""
+        return a + (b - a) * self.random()
+
+    def gauss(self, mu=0.0, sigma=1.0):
+        """A normal draw with mean mu and standard deviation sigma (Box-Muller, pairs cached)."""
+        if self.spare is not None:
+            z, self.spare = self.spare, None
+        else:
+            r = math.sqrt(-2.0 * math.log(self.random()))
+            angle = TWO_PI * self.random()
+            z, self.spare = r * math.cos(angle), r * math.sin(angle)
+        return mu + sigma * z
+
+    def gauss_matrix(self, rows, cols, sigma=1.0):
+        """rows x cols normal draws (mean 0), row by row: [[...], ...]."""
+        return [[self.gauss(0.0, sigma) for _ in range(cols)] for _ in range(rows)]
