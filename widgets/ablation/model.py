@@ -10,7 +10,8 @@ import math
 
 from numfmt import num
 
-PARAMS = {"data": None, "selected": "baseline", "title": "去掉 FFN 或它的非线性会怎样"}
+# readings=False leaves the sentences to the page (a lesson that reads the chart in its own prose).
+PARAMS = {"data": None, "selected": "baseline", "title": "去掉 FFN 或它的非线性会怎样", "readings": True}
 
 LABELS = {
     "baseline": "基线：{n} 层，注意力 + SwiGLU FFN",
@@ -274,6 +275,7 @@ def view(params):
                           f"（极差 {num(max(base_vals) - min(base_vals), 3)}）"},
         "chart": chart,
         "count": len(chart),
+        "readings": params.get("readings", True) is not False,
         "sentences": sentences(data),
         "curves": curves(data),
         "curve_sentences": curve_sentences(data),
