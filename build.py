@@ -9,7 +9,8 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_files          add vendored Pyodide/KaTeX, the trimmed standard library and the
                       widgets' files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
-    on_page_content   typeset formulas with KaTeX
+    on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list)
+    on_post_page      fail on TeX source left in a built page
     on_post_build     split long Chinese words in Material's search index
 
 The site is built into a temporary folder and swapped in only on success, so a
@@ -125,7 +126,15 @@ def on_page_markdown(markdown, page, config, files):
 
 @_reported
 def on_page_content(html, page, config, files):
-    return katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
+    html = katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
+    katex.plain_toc(page.toc)  # the contents list shows text: a heading's formula as plain text there
+    return html
+
+
+@_reported
+def on_post_page(output, page, config):
+    katex.check_no_raw_tex(output, f"lessons/{page.file.src_uri}")  # no TeX source reaches a reader
+    return output
 
 
 @event_priority(-50)  # late: after Material's search plugin has written its index

@@ -46,3 +46,44 @@ def _line_of(tex, markdown):
     head = tex.strip().splitlines()[0] if tex.strip() else tex
     pos = markdown.find(head)
     return None if pos < 0 else markdown.count("\n", 0, pos) + 1
+
+
+# TeX commands a heading's formula may hold, as the plain text the contents list shows.
+PLAIN = {r"\leftarrow": "←", r"\rightarrow": "→", r"\times": "×", r"\cdot": "·", r"\sqrt": "√",
+         r"\odot": "⊙", r"\approx": "≈", r"\le": "≤", r"\ge": "≥", r"\ne": "≠", r"\quad": " ", r"\,": " "}
+INLINE_TEX = re.compile(r"\\\((.*?)\\\)", re.S)
+
+
+def plain_math(title):
+    """A heading's formula as plain text for the contents list, which shows text, not KaTeX.
+
+    plain_math("为什么 \\(x + F(x)\\) 管用") -> '为什么 x + F(x) 管用'
+    """
+    def plain(m):
+        tex = m.group(1)
+        for cmd, text in sorted(PLAIN.items(), key=lambda kv: -len(kv[0])):
+            tex = tex.replace(cmd, text)
+        tex = re.sub(r"\\(mathrm|mathbf|text|operatorname)\{([^{}]*)\}", r"\2", tex)
+        return tex.replace("{", "").replace("}", "").strip()
+    return INLINE_TEX.sub(plain, title)
+
+
+def plain_toc(toc):
+    """Every contents-list title with its formulas as plain text (in place)."""
+    for item in toc:
+        item.title = plain_math(item.title)
+        plain_toc(item.children)
+
+
+# Raw TeX that survived typesetting: a formula KaTeX never saw (outside code, scripts and styles).
+SKIP_BLOCKS = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
+RAW_TEX = re.compile(r"\\\(|\\\[|\$\$")
+
+
+def check_no_raw_tex(page_html, rel):
+    """Fail the build when a built page still shows TeX source (\\( … \\), \\[ … \\] or $$)."""
+    text = SKIP_BLOCKS.sub("", page_html)
+    m = RAW_TEX.search(text)
+    if m:
+        context = html.unescape(re.sub(r"<[^>]+>", "", text[max(0, m.start() - 60):m.end() + 60]))
+        raise CourseError(rel, f"raw TeX left in the built page: …{' '.join(context.split())}…")

@@ -1,8 +1,10 @@
 """Facts of our model's residual experiment (data/real-model/residual/residual.json, lab/'s
-`python -m lab residual`): facts.residual, or None before its first export."""
+`python -m lab residual`): facts.residual, or None before its first export; and of its
+mechanism runs (mechanism.json, `python -m lab mechanism`): facts.residual.mechanism, or None."""
 import math
 
 KEY = "real-model/residual/residual"
+MECHANISM_KEY = "real-model/residual/mechanism"
 
 
 def stream_facts(model):
@@ -20,12 +22,27 @@ def stream_facts(model):
 
 
 def gradient_facts(model):
-    norms = [b["stream_grad_norm"] for b in model["blocks"]]
-    return {"variant": model["variant"], "n_layer": len(norms), "norms": norms,
-            "first_over_last": norms[0] / norms[-1], "max_over_min": max(norms) / min(norms)}
+    """Step-0 gradients of one model: the parameters' (what an optimiser step reads) per block,
+    and dL/d(stream) at each block's input."""
+    params = [b["param_grad_norm"] for b in model["blocks"]]
+    stream = [b["stream_grad_norm"] for b in model["blocks"]]
+    return {"variant": model["variant"], "n_layer": len(params), "norms": params, "stream_norms": stream,
+            "first_over_last": params[0] / params[-1], "max_over_min": max(params) / min(params)}
 
 
-def residual_facts(data):
+def mechanism_facts(data):
+    """The mechanism runs by name, each with its probes at step 0 and at its last evaluation."""
+    variants = {}
+    for v in data["variants"]:
+        variants[v["name"]] = {**v, "init": v["probes"][0], "end": v["probes"][-1],
+                               "stopped_early": v["steps_trained"] < data["model_card"]["training"]["steps"]}
+    return {"variants": variants, "order": [v["name"] for v in data["variants"]],
+            "references": data["references"], "card": data["model_card"],
+            "gradients": {m["variant"]: m for m in data["gradients"]["models"]},
+            "grad_batch": data["gradients"]["batch"]}
+
+
+def residual_facts(data, mechanism=None):
     card = data["model_card"]
     variants = {v["name"]: v for v in data["variants"]}
     stream = [stream_facts(m) for m in data["stream"]["models"]]
@@ -44,8 +61,9 @@ def residual_facts(data):
             "tokens_per_run": data["tokens_per_run"], "date": card["date"],
         },
         "evidence": {"stream": stream, "gradients": [gradient_facts(m) for m in data["gradients"]["models"]]},
+        "mechanism": mechanism_facts(mechanism) if mechanism else None,
     }
 
 
 def facts(data):
-    return {"residual": residual_facts(data[KEY]) if KEY in data else None}
+    return {"residual": residual_facts(data[KEY], data.get(MECHANISM_KEY)) if KEY in data else None}

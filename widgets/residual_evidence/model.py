@@ -1,6 +1,6 @@
 """residual-evidence: what our own model's residual experiment measured, as two charts and
 their reading: the residual stream's RMS after each write of the trained baseline beside
-two predictions, and the gradient's size at every block's input at step 0, with and
+two predictions, and the norm of each block's parameter gradient at step 0, with and
 without skips. Every sentence is chosen by the numbers (data: facts.residual.evidence).
 Standard library only; the view draws nothing new in the browser (static charts).
 """
@@ -58,21 +58,43 @@ def stream_reading(s):
             f"按这些实测大小、假设互相独立，应是 {num(ind, 2)} 倍。{how}。")
 
 
-def gradient_reading(g, with_skip, without):
-    a, b = g[with_skip], g[without]
-    out = (f"{a['n_layer']} 层：有残差时，各块入口处的梯度大小最多相差 {num(a['max_over_min'], 1)} 倍"
-           f"（第 1 块是最后一块的 {num(a['first_over_last'], 1)} 倍）；去掉残差，最多相差 {num(b['max_over_min'], 1)} 倍"
-           f"（第 1 块是最后一块的 {num(b['first_over_last'], 1)} 倍）")
-    if b["max_over_min"] > 2 * a["max_over_min"]:
-        out += "：去掉残差后，一层收到多大的学习信号，强烈取决于它在第几层"
-        if b["first_over_last"] > 1:
-            out += ("，而且是越靠前越大——和组件里随机小网络「越往前越小」的方向相反。我们的模型每层入口都做了归一化；"
-                    "去掉残差，每层读到的只是上一层很小的写入，归一化把它放大，梯度也跟着被放大")
-    elif b["max_over_min"] * 2 < a["max_over_min"]:
-        out += "：这组数据里，去掉残差反而让各层的梯度更均匀"
+def gradient_reading(g):
+    """Step 0, block 1's parameter gradient with and without skips, at each depth measured: did
+    removing the skips starve the front of the stack?"""
+    pairs = [(a, b) for a, b in (("baseline", "no_residual"), ("deep_8l", "deep_8l_no_residual")) if a in g and b in g]
+    parts = [f"{g[a]['n_layer']} 层时是 {num(g[b]['norms'][0] / g[a]['norms'][0], 1)} 倍" for a, b in pairs]
+    ratios = [g[b]["norms"][0] / g[a]["norms"][0] for a, b in pairs]
+    out = "训练开始时（第 0 步），去掉残差后第 1 块的参数收到的梯度，是有残差时的：" + "，".join(parts) + "。"
+    if min(ratios) > 1:
+        out += ("梯度不但没有消失，反而更大。我们的模型每层入口都做了归一化：去掉残差，每层读到的只是上一层很小的写入，"
+                "归一化把它放大，梯度也跟着放大；训练用的 AdamW 又会把每个参数的更新步长拉到相近的大小。"
+                "所以「梯度传不回前面」不是它训不动的原因。")
+    elif max(ratios) < 0.1:
+        out += "去掉残差后，前面的层确实几乎收不到学习信号。"
     else:
-        out += "：两者在这组数据里差别不大"
-    return out + "。"
+        out += "两者在同一个量级上：梯度没有消失。"
+    return out
+
+
+def collapse_reading(variants, references, floor):
+    """Where the no-skip models end, against the unigram, and how alike their curves are."""
+    names = [n for n in ("no_residual", "deep_8l_no_residual") if n in variants]
+    uni = references["unigram"]
+    finals = [mean(variants[n]["val_losses"]) for n in names]
+    layers = "、".join(f"{variants[n]['n_layer']} 层" for n in names)
+    out = f"去掉残差的 {layers}模型，验证集损失最后是 " + "、".join(num(f, 3) for f in finals)
+    if max(abs(f - uni) for f in finals) <= floor:
+        out += (f"，和只数词频、完全不看上下文的 unigram（{num(uni, 3)}）最多只差 {num(max(abs(f - uni) for f in finals), 3)}"
+                "：它们对每个位置都给出几乎同一个分布，既没用上前文，也没用上当前这个 token。")
+    else:
+        out += f"；unigram 是 {num(uni, 3)}。"
+    if len(names) == 2:
+        h1, h2 = (variants[n]["histories"][0] for n in names)
+        gap = max(abs(a["val_loss"] - b["val_loss"]) for a, b in zip(h1, h2))
+        if gap <= floor:
+            out += (f"两个模型的训练曲线在每个检查点相差不超过 {num(gap, 3)}：多出来的 4 层没有带来任何不同——"
+                    "它们卡在同一个平凡的答案上。")
+    return out
 
 
 def mean(values):
@@ -80,27 +102,26 @@ def mean(values):
 
 
 def depth_reading(variants, floor):
-    """Does going from 4 to 8 layers help, with and without skips? Gaps beyond `floor` (the
-    baseline's seed range) count; smaller ones are called noise."""
-    def gap(deep, shallow):
-        d = mean(variants[deep]["val_losses"]) - mean(variants[shallow]["val_losses"])
-        if d < -floor:
-            return f"验证集损失降了 {num(-d, 3)}（超过噪声底线 {num(floor, 3)}）"
-        if d > floor:
-            return f"验证集损失反而升了 {num(d, 3)}（超过噪声底线 {num(floor, 3)}）"
-        return f"验证集损失只变了 {num(d, 3)}，在噪声底线 {num(floor, 3)} 以内"
+    """Does going from 4 to 8 layers help with skips? (Without skips both sit at the same trivial
+    answer, collapse_reading's point, so that pair says nothing about depth.) Gaps beyond
+    `floor` (the baseline's seed range) count; smaller ones are called noise."""
     deep, base = variants["deep_8l"], variants["baseline"]
-    out = (f"从 {base['n_layer']} 层加深到 {deep['n_layer']} 层：有残差时，{gap('deep_8l', 'baseline')}；"
-           f"去掉残差时，{gap('deep_8l_no_residual', 'no_residual')}。")
     val_deep, val_base = mean(deep["val_losses"]), mean(base["val_losses"])
     train_deep, train_base = mean(deep["train_losses"]), mean(base["train_losses"])
-    if val_deep - val_base >= -floor and train_deep < train_base - floor:
-        out += (f"加深之后，训练集上的损失从 {num(train_base, 3)} 降到 {num(train_deep, 3)}，验证集上却没有跟着降："
-                f"多出来的层主要用来把训练文本记得更牢，而不是学到能推广到新章回的规律。")
-    elif abs(val_deep - val_base) <= floor and min(val_deep - train_deep, val_base - train_base) > floor:
-        out += (f"两者在训练集上的损失（{num(train_base, 3)}、{num(train_deep, 3)}）都远低于验证集上的"
-                f"（{num(val_base, 3)}、{num(val_deep, 3)}）：训练文本就这么多，"
-                f"{base['n_layer']} 层已经在背它了，多出来的层在这个数据量下没有更多能推广的东西可学。")
+    d = val_deep - val_base
+    out = f"有残差时，从 {base['n_layer']} 层加深到 {deep['n_layer']} 层，验证集损失"
+    if d < -floor:
+        out += f"降了 {num(-d, 3)}（超过噪声底线 {num(floor, 3)}）。"
+    elif d > floor:
+        out += f"反而升了 {num(d, 3)}（超过噪声底线 {num(floor, 3)}）。"
+    else:
+        out += f"只变了 {num(d, 3)}，在噪声底线 {num(floor, 3)} 以内。"
+    if d >= -floor and train_deep < train_base - floor:
+        out += (f"训练集上的损失却从 {num(train_base, 3)} 降到 {num(train_deep, 3)}：多出来的层主要用来把训练文本记得更牢，"
+                "而不是学到能推广到新章回的规律——训练文本就这么多，这个数据量下，深度不是瓶颈。")
+    elif abs(d) <= floor and min(val_deep - train_deep, val_base - train_base) > floor:
+        out += (f"有残差的这两个模型，训练集上的损失（{num(train_base, 3)}、{num(train_deep, 3)}）都远低于验证集上的"
+                f"（{num(val_base, 3)}、{num(val_deep, 3)}）：训练文本就这么多，{base['n_layer']} 层已经在背它了。")
     return out
 
 
@@ -125,14 +146,12 @@ def view(params):
                           for k, (name, g) in enumerate(grads.items())],
                 "x_ticks": [{"x": round(W * (b - 1) / (deepest - 1), 1), "label": str(b)}
                             for b in range(1, deepest + 1)]}
-    pairs = [("baseline", "no_residual"), ("deep_8l", "deep_8l_no_residual")]
     return {
         "stream": stream, "gradient": gradient, "w": W, "h": H,
         "stream_reading": stream_reading(trained),
-        "gradient_readings": [gradient_reading(grads, a, b) for a, b in pairs if a in grads and b in grads],
         "summary": {"stream": f"残差流 RMS（相对嵌入）随写入次数：实测 {num(trained['relative'][-1], 2)}，"
                               f"√(写入次数 + 1) = {num(trained['sqrt_rule'][-1], 2)}，独立写入 {num(trained['independent'][-1], 2)}",
-                    "gradient": "各块入口处的梯度大小（对数刻度）：" + "；".join(
+                    "gradient": "第 0 步每一块参数梯度的范数（对数刻度）：" + "；".join(
                         f"{NAMES.get(k, k)} 从第 1 块的 {num(g['norms'][0], 2)} 到最后一块的 {num(g['norms'][-1], 2)}"
                         for k, g in grads.items())},
     }

@@ -1,0 +1,89 @@
+"""skip-mechanism: every reading follows the numbers (hand-made data flips each one), and the lab
+fixture's export renders as a table with one row per run."""
+import copy
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "widgets" / "common")]
+
+from course.facts.residual import mechanism_facts  # noqa: E402
+from course.widgets import Renderer, load_model  # noqa: E402
+
+model = load_model("skip-mechanism")
+FIXTURE = json.loads((ROOT / "tests/fixtures/real-model/residual/mechanism.json").read_text(encoding="utf-8"))
+FLOOR = 0.048
+
+
+def probe(top1=0.0, modal=0.01, cos=0.3, own1=0.0):
+    return {"step": 0, "current_token_top1": top1, "modal_top1_share": modal, "cosine_final": cos,
+            "cosine_by_depth": [0.0, cos], "own_embedding_cosine_by_depth": [1.0, own1]}
+
+
+def data(**vals):
+    """A mechanism export in facts form: each variant's val loss (and, for the stopped one, its step)."""
+    losses = {"baseline": 4.85, "no_residual": 7.00, "detached_skip": 4.86, "embed_readd": 6.0,
+              "attn_skip_only": 4.9, "ffn_skip_only": 7.0, "no_residual_init02": 7.02}
+    losses.update(vals)
+    variants = []
+    for name, val in losses.items():
+        stopped = name == "no_residual_init02"
+        steps = 400 if stopped else 1400
+        start = probe(top1=0.999, own1=0.88) if name == "baseline" else probe()
+        end = {**probe(modal=1.0 if name == "no_residual" else 0.05, cos=0.99 if name == "no_residual" else 0.2),
+               "step": steps}
+        variants.append({"name": name, "steps_trained": steps, "val_loss": val, "seed": 0,
+                         "history": [{"step": 400, "val_loss": 7.021}, {"step": steps, "val_loss": val}],
+                         "probes": [start, end]})
+    doc = copy.deepcopy(FIXTURE)
+    doc["variants"] = [{**v, **{k: x for k, x in FIXTURE["variants"][0].items() if k not in v}} for v in variants]
+    doc["references"] = {"unigram": 6.995, "bigram": 5.62}
+    doc["model_card"]["training"]["steps"] = 1400
+    return mechanism_facts(doc)
+
+
+def test_identity_at_init_quotes_both_probes():
+    said = model.identity_at_init(data())
+    assert "99.9% 的位置上" in said and "这个比例是 0.0%" in said and "0.88" in said
+
+
+def test_the_collapse_names_the_unigram_only_when_the_model_sits_on_it():
+    assert "只差 0.005" in model.collapse_after_training(data(), FLOOR) and "100.0% 的位置" in model.collapse_after_training(data(), FLOOR)
+    assert "unigram 是 6.995" in model.collapse_after_training(data(no_residual=6.0), FLOOR)
+
+
+def test_the_gradient_path_reading_follows_the_detached_run():
+    assert "在噪声底线 0.048 以内" in model.gradient_path(data(), FLOOR)
+    said = model.gradient_path(data(detached_skip=5.2), FLOOR)
+    assert "差了 0.350" in said and "16.3%" in said and "大头不在它" in said
+    assert "也是关键" in model.gradient_path(data(detached_skip=6.5), FLOOR)
+
+
+def test_the_identity_path_reading_says_whether_it_left_the_unigram():
+    said = model.identity_path(data(), FLOOR)
+    assert "离开了 unigram（6.995）0.995" in said and "收回了「去掉全部残差」那段差距的 46.5%" in said
+    assert "仍停在 unigram" in model.identity_path(data(embed_readd=6.99), FLOOR)
+    assert "比 unigram（6.995）还差" in model.identity_path(data(embed_readd=7.2), FLOOR)
+
+
+def test_the_sublayer_reading_says_which_skip_matters():
+    said = model.sublayer_paths(data(), FLOOR)
+    assert "只给注意力留残差：4.900，比基线高 0.050" in said and "停在 unigram 附近" in said and "注意力外面那条" in said
+    assert "FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0), FLOOR)
+    assert "差不多" in model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.01), FLOOR)
+
+
+def test_the_init_control_compares_at_the_same_step():
+    said = model.init_control(data(), FLOOR)
+    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "初始化小不是原因" in said
+    assert "好了一些" in model.init_control(data(no_residual_init02=6.5), FLOOR)
+
+
+def test_the_fixture_export_renders_one_row_per_run():
+    facts = mechanism_facts(FIXTURE)
+    html = str(Renderer({"num": model.num})("skip-mechanism", data=facts, floor=FLOOR))
+    assert html.count("<tr data-row=") == len(FIXTURE["variants"])
+    assert "只训练了 4 步" in html  # the fixture stops no_residual_init02 early
+    for v in FIXTURE["variants"]:
+        assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]

@@ -1,0 +1,169 @@
+"""skip-mechanism: what a skip connection does in our model, one change at a time (lab's
+`python -m lab mechanism`, data: facts.residual.mechanism). A table of the runs (what each
+changes, whether it can name the current token at step 0, its validation loss after training,
+how alike its positions' vectors end up) and the sentences that read it, each chosen by the
+numbers against the noise floor (the baseline's seed range). Static: nothing runs in the browser.
+
+Standard library only, in the subset every runtime runs (no {**a}, no random).
+"""
+from numfmt import num
+
+PARAMS = {"data": None, "floor": None}
+LABELS = {
+    "baseline": "基线：两个子层都有残差",
+    "no_residual": "去掉全部残差",
+    "detached_skip": "残差只传值、不传梯度",
+    "embed_readd": "去掉残差，只在最后把词嵌入加回一次",
+    "attn_skip_only": "只给注意力留残差",
+    "ffn_skip_only": "只给 FFN 留残差",
+    "no_residual_init02": "去掉残差，写回矩阵按 0.02 初始化",
+}
+
+
+def label(name):
+    return LABELS.get(name, name)
+
+
+def pct(x):
+    return num(100 * x, 1) + "%"
+
+
+def rows(data):
+    """One row per run, in the export's order."""
+    base = data["variants"]["baseline"]["val_loss"]
+    out = []
+    for name in data["order"]:
+        v = data["variants"][name]
+        stopped = v["stopped_early"]
+        out.append({"name": name, "label": label(name), "init_top1": pct(v["init"]["current_token_top1"]),
+                    "val": num(v["val_loss"], 3) + ("*" if stopped else ""),
+                    "delta": "—" if name == "baseline" or stopped else _signed(v["val_loss"] - base),
+                    "cosine": num(v["end"]["cosine_final"], 2), "stopped": stopped})
+    return out
+
+
+def _signed(x):
+    return ("+" if x >= 0 else "−") + num(abs(x), 3)
+
+
+def identity_at_init(data):
+    """Step 0: does the model's top prediction name the token it stands on, and does block 1's
+    output still point at that token's embedding?"""
+    b, n = data["variants"]["baseline"]["init"], data["variants"]["no_residual"]["init"]
+    return (f"训练开始前（第 0 步），有残差的模型在 {pct(b['current_token_top1'])} 的位置上，把当前这个 token"
+            f"本身排在预测的第一位：词嵌入几乎原样到达了输出。去掉残差，这个比例是 {pct(n['current_token_top1'])}；"
+            f"第 1 块之后，每个位置的向量和它自己那个 token 的嵌入的余弦，有残差时是"
+            f" {num(b['own_embedding_cosine_by_depth'][1], 2)}，去掉残差只剩 {num(n['own_embedding_cosine_by_depth'][1], 2)}"
+            f"——第一层注意力把它换成了前文的平均，它是谁已经读不出来了。")
+
+
+def collapse_after_training(data, floor):
+    """The trained no-skip model: one prediction everywhere, positions alike."""
+    n, b = data["variants"]["no_residual"], data["variants"]["baseline"]
+    uni = data["references"]["unigram"]
+    text = (f"训练 {num(n['steps_trained'])} 步之后，去掉残差的模型在 {pct(n['end']['modal_top1_share'])} 的位置上"
+            f"给出同一个首选预测（基线 {pct(b['end']['modal_top1_share'])}），各位置最终向量两两之间的余弦是"
+            f" {num(n['end']['cosine_final'], 2)}（基线 {num(b['end']['cosine_final'], 2)}），验证集损失"
+            f" {num(n['val_loss'], 3)}")
+    if abs(n["val_loss"] - uni) <= floor:
+        return text + f"，和只数词频的 unigram（{num(uni, 3)}）只差 {num(abs(n['val_loss'] - uni), 3)}。"
+    return text + f"，unigram 是 {num(uni, 3)}。"
+
+
+def _compare(x, y, floor):
+    """'close', 'better' (x lower) or 'worse', judged against the noise floor."""
+    if abs(x - y) <= floor:
+        return "close"
+    return "better" if x < y else "worse"
+
+
+def gradient_path(data, floor):
+    """The detached skip: the value kept, the gradient's direct path cut."""
+    d, b = data["variants"]["detached_skip"], data["variants"]["baseline"]
+    gap = d["val_loss"] - b["val_loss"]
+    how = _compare(d["val_loss"], b["val_loss"], floor)
+    text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉，前向的值不变，梯度只能穿过每一层回去）："
+            f"验证集损失 {num(d['val_loss'], 3)}，比基线 {num(b['val_loss'], 3)} ")
+    if how == "close":
+        return text + (f"只差 {num(abs(gap), 3)}，在噪声底线 {num(floor, 3)} 以内。"
+                       "在我们这个深度上，那条「跳过所有层」的梯度捷径不是模型训得动的原因。")
+    if how == "worse":
+        share = gap / (data["variants"]["no_residual"]["val_loss"] - b["val_loss"])
+        text += f"差了 {num(gap, 3)}，超过噪声底线 {num(floor, 3)}，是「去掉全部残差」那段差距的 {pct(share)}"
+        return text + ("：梯度捷径有一点用，大头不在它。" if share < 0.5 else "：这条梯度捷径在我们的模型里也是关键。")
+    return text + f"还低 {num(-gap, 3)}。"
+
+
+def identity_path(data, floor):
+    """No per-block skips, the embedding added once at the end: is identity what was missing?"""
+    e, n, b = (data["variants"][k] for k in ("embed_readd", "no_residual", "baseline"))
+    uni = data["references"]["unigram"]
+    left = uni - e["val_loss"]
+    text = (f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e['val_loss'], 3)}，")
+    if left > floor:
+        text += f"离开了 unigram（{num(uni, 3)}）{num(left, 3)}"
+        share = (n["val_loss"] - e["val_loss"]) / (n["val_loss"] - b["val_loss"])
+        text += f"，收回了「去掉全部残差」那段差距的 {pct(share)}。"
+        text += "每一块之间仍然没有捷径，梯度仍要穿过每一层；只是输出端重新知道了当前是哪个 token。"
+    elif abs(left) <= floor:
+        text += f"仍停在 unigram（{num(uni, 3)}）附近：只把身份在最后还回去，不够。"
+    else:
+        text += f"比 unigram（{num(uni, 3)}）还差。"
+    return text
+
+
+def sublayer_paths(data, floor):
+    """Which sub-layer's skip matters: attention's (the one that mixes positions) or the FFN's?"""
+    a, f, b = (data["variants"][k] for k in ("attn_skip_only", "ffn_skip_only", "baseline"))
+    uni = data["references"]["unigram"]
+    def where(v):
+        if _compare(v["val_loss"], b["val_loss"], floor) == "close":
+            return f"{num(v['val_loss'], 3)}，和基线相差在噪声底线以内"
+        if abs(uni - v["val_loss"]) <= floor:
+            return f"{num(v['val_loss'], 3)}，停在 unigram 附近"
+        return f"{num(v['val_loss'], 3)}，比基线高 {num(v['val_loss'] - b['val_loss'], 3)}"
+    text = f"只给注意力留残差：{where(a)}；只给 FFN 留残差：{where(f)}。"
+    if a["val_loss"] < f["val_loss"] - floor:
+        text += "要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；FFN 只在本位置上变换，不抹掉身份。"
+    elif f["val_loss"] < a["val_loss"] - floor:
+        text += "这次是 FFN 外面那条更要紧。"
+    else:
+        text += "两条单独留下，效果差不多。"
+    return text
+
+
+def init_control(data, floor):
+    """The no-skip model with every output projection at 0.02, compared at the same step."""
+    i, n = data["variants"]["no_residual_init02"], data["variants"]["no_residual"]
+    step = i["steps_trained"]
+    at = next((h["val_loss"] for h in n["history"] if h["step"] == step), None)
+    text = (f"去掉残差、把写回矩阵的初始标准差从 {num(data['card']['architecture']['residual_init_std'], 5)} 放大到 0.02："
+            f"第 0 步预测等于当前 token 的比例是 {pct(i['init']['current_token_top1'])}")
+    if at is None:
+        return text + f"，训练 {num(step)} 步后验证集损失 {num(i['val_loss'], 3)}。"
+    text += f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}"
+    if abs(i["val_loss"] - at) <= floor:
+        return text + "：初始化小不是原因。"
+    return text + ("：放大初始化让它" + ("好了一些。" if i["val_loss"] < at else "更差。"))
+
+
+def view(params):
+    data, floor = params["data"], params["floor"]
+    if data is None or floor is None:
+        raise ValueError("skip-mechanism needs data=facts.residual.mechanism and floor=the baseline's seed range")
+    stopped = [r for r in rows(data) if r["stopped"]]
+    return {
+        "rows": rows(data), "floor": num(floor, 3),
+        "stopped_note": "；".join(f"* {r['label']}：只训练了 {num(data['variants'][r['name']]['steps_trained'])} 步"
+                                  f"（同一个学习率日程的前段），不与训练满的模型比" for r in stopped),
+        "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
+                                          for r in rows(data)),
+    }
+
+
+def example(facts):
+    """The gallery's params; None before lab/ exports the mechanism runs."""
+    r = facts.get("residual")
+    if not r or not r.get("mechanism"):
+        return None
+    return {"data": r["mechanism"], "floor": r["band"]["range"]}
