@@ -25,7 +25,9 @@ export function mount(root, api) {
     params.depth = Number(controls.querySelector('input[name="depth"]').value);
     params.residual = controls.querySelector('input[name="residual"]').checked;
     params.norm = controls.querySelector('input[name="norm"]').checked;
-    params.init = controls.querySelector('input[name="init"]:checked').value;
+    params.init = controls.querySelector('input[name="ds-init"]:checked').value;
+    params.activation = controls.querySelector('input[name="ds-activation"]:checked').value;
+    params.seed = Number(controls.querySelector('input[name="ds-seed"]:checked').value);
   }
 
   async function refresh(speak) {
