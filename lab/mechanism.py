@@ -6,10 +6,12 @@ The first experiment (lab/residual.py) showed that without skips our model ends 
 unigram loss. This one asks why, with one change to the baseline per run (model.MECHANISM_VARIANTS):
 the skip's value kept but its gradient cut (x.detach() + F(norm(x))); no per-block skips but
 the embedding added back once before the final norm; a skip around attention only, around the
-FFN only; and no skips with every output projection at N(0, 0.02). The baseline and the
-no-skip model are trained beside them in the same work dir, so every run here has the same
-settings, precision and probes (lab/probe.py: does each position still carry its own token?,
-logged before the first step and at every evaluation).
+FFN only; and no skips with every output projection at N(0, 0.02). The baseline is trained
+beside them in the same work dir, so every run here has the same settings, precision and probes
+(lab/probe.py: does each position still carry its own token?, logged before the first step and
+at every evaluation). The no-skip model itself is the residual experiment's run (residual.json,
+its loss sits on the unigram); this export adds its probes before the first step, taken on the
+same fresh model train.py would build.
 
 prepare (only when the work dir has no data yet) -> train every (variant, seed 0), resumable ->
 gradients at step 0 -> write out/mechanism.json, validated first with
@@ -29,15 +31,15 @@ from pathlib import Path
 import torch
 
 from lab import export, prepare, residual, schema, train
+from lab.probe import probe_batch, token_identity
 from lab.model import MECHANISM_VARIANTS, make_config, variant_overrides
 
-VARIANT_NAMES = ("baseline", "no_residual", *MECHANISM_VARIANTS)  # the runs, in export order
+VARIANT_NAMES = ("baseline", *MECHANISM_VARIANTS)  # the runs, in export order
 FILE = "mechanism.json"  # out/FILE; contract: data/schemas/real-model/residual/mechanism.schema.json
 # The model settings a run here may change; each is reported per variant.
 SKIP_FIELDS = ("residual", "skip_attn", "skip_ffn", "skip_grad", "embed_skip", "out_init_std")
 DESCRIPTIONS = {
     "baseline": "the baseline: x + attn(norm1(x)), then x + ffn(norm2(x))",
-    "no_residual": "no skip connections: each sub-layer's output replaces the stream",
     "detached_skip": "skips carry the value but not the gradient: x.detach() + F(norm(x))",
     "embed_readd": "no per-block skips; the embedding is added to the stream once, before the final norm",
     "attn_skip_only": "a skip around attention only; the FFN's output replaces the stream",
@@ -100,19 +102,22 @@ def run(cfg: MechanismConfig, prep: prepare.PrepareConfig, base: train.TrainConf
     idx = torch.stack([val[s:s + block] for s in starts])  # (B, T)
     tgt = torch.stack([val[s + 1:s + block + 1] for s in starts])  # (B, T)
     vocab = meta["tokenizer"]["vocab_size"]
+    fresh = residual.fresh_model("no_residual", cfg.run_seed, vocab, base)
+    no_skip_init = {"variant": "no_residual", "seed": cfg.run_seed,
+                    "probe": {"step": 0, **token_identity(fresh, probe_batch(val, block))}}
     gradients = []
     for name in VARIANT_NAMES:
         g = residual.step0_gradients(residual.fresh_model(name, cfg.run_seed, vocab, base), idx, tgt)
         gradients.append({"variant": name, "seed": cfg.run_seed, "loss": round(g["loss"], 4),
                           "blocks": residual.sig_all(g["blocks"], cfg.digits),
                           "output_stream_grad_norm": export.sig(g["output_stream_grad_norm"], cfg.digits)})
-    doc = build_export(cfg, results, meta, json.loads((data / "ngram.json").read_text()), gradients, idx,
+    doc = build_export(cfg, results, meta, json.loads((data / "ngram.json").read_text()), gradients, idx, no_skip_init,
                        command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
     write(doc, Path(out))
     return doc
 
 
-def build_export(cfg, results, meta, ngram, gradients, idx, command, code, measure_s) -> dict:
+def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, command, code, measure_s) -> dict:
     first = results["baseline"]
     tc, mc = first["config"], first["model_config"]
     variants = []
@@ -149,9 +154,10 @@ def build_export(cfg, results, meta, ngram, gradients, idx, command, code, measu
                                            " a run stopped early followed the full schedule up to its last step",
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
-                   "choice": "one seed per variant (each 4-layer run costs about 17 min on this CPU);"
-                             " the baseline and the no-skip model retrained here so that every run has the"
-                             " same precision and probes (not counted as new)"
+                   "choice": "one seed per variant (a 4-layer run took 18-23 min on this CPU beside other"
+                             " work); the baseline retrained here so that every run has the same precision"
+                             " and probes (not counted as new); the no-skip model is residual.json's run,"
+                             " probed here at step 0 only"
                              + (f"; stopped early: {cfg.stop_early}" if cfg.stop_early else "")},
         "timing": {"runs": [{"variant": n, "seed": r["seed"], "wall_seconds": r["wall_seconds"],
                              "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"]}
@@ -165,6 +171,7 @@ def build_export(cfg, results, meta, ngram, gradients, idx, command, code, measu
         "metric": "validation cross-entropy in nats per token over the full validation split",
         "variants": variants,
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
+        "no_skip_init": no_skip_init,
         "probes": {"rule": "lab/probe.py on the first 8 non-overlapping validation windows (2,048 positions),"
                            " eval mode, before the first step and at every evaluation."
                            " current_token_top1: share of positions whose top prediction is the token at that"

@@ -30,13 +30,23 @@ def gradient_facts(model):
             "first_over_last": params[0] / params[-1], "max_over_min": max(params) / min(params)}
 
 
-def mechanism_facts(data):
-    """The mechanism runs by name, each with its probes at step 0 and at its last evaluation."""
+def mechanism_facts(data, no_skip=None):
+    """The mechanism runs by name, each with its probes at step 0 and at its last evaluation.
+    `no_skip` is residual.json's no_residual variant: that run is the mechanism export's no-skip
+    model too (its loss and curve from there, its step-0 probes from mechanism.json)."""
+    steps = data["model_card"]["training"]["steps"]
     variants = {}
     for v in data["variants"]:
         variants[v["name"]] = {**v, "init": v["probes"][0], "end": v["probes"][-1],
-                               "stopped_early": v["steps_trained"] < data["model_card"]["training"]["steps"]}
-    return {"variants": variants, "order": [v["name"] for v in data["variants"]],
+                               "stopped_early": v["steps_trained"] < steps, "elsewhere": False}
+    order = [v["name"] for v in data["variants"]]
+    if no_skip is not None:
+        variants["no_residual"] = {"name": "no_residual", "val_loss": sum(no_skip["val_losses"]) / len(no_skip["val_losses"]),
+                                   "history": no_skip["histories"][0], "steps_trained": steps,
+                                   "init": data["no_skip_init"]["probe"], "end": None, "stopped_early": False,
+                                   "elsewhere": True}
+        order.insert(1, "no_residual")
+    return {"variants": variants, "order": order,
             "references": data["references"], "card": data["model_card"],
             "gradients": {m["variant"]: m for m in data["gradients"]["models"]},
             "grad_batch": data["gradients"]["batch"]}
@@ -61,7 +71,7 @@ def residual_facts(data, mechanism=None):
             "tokens_per_run": data["tokens_per_run"], "date": card["date"],
         },
         "evidence": {"stream": stream, "gradients": [gradient_facts(m) for m in data["gradients"]["models"]]},
-        "mechanism": mechanism_facts(mechanism) if mechanism else None,
+        "mechanism": mechanism_facts(mechanism, variants.get("no_residual")) if mechanism else None,
     }
 
 

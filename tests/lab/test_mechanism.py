@@ -117,6 +117,9 @@ def test_the_export_validates_and_holds_every_variant(tiny):
     assert stopped.pop("no_residual_init02") == 3 and set(stopped.values()) == {6}
     for v in doc["variants"]:
         assert [p["step"] for p in v["probes"]] == [0] + [h["step"] for h in v["history"]]
+    # The no-skip model is residual.py's run; its step-0 probe is the one train.py would log for it.
+    base_init = doc["variants"][0]["probes"][0]
+    assert doc["no_skip_init"]["probe"]["current_token_top1"] < 0.05 < 0.95 < base_init["current_token_top1"]
     assert doc["model_card"]["command"].startswith("python -m lab mechanism --corpus PATH/TO/tiny.txt")
 
 

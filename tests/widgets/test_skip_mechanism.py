@@ -23,7 +23,7 @@ def probe(top1=0.0, modal=0.01, cos=0.3, own1=0.0):
 
 def data(**vals):
     """A mechanism export in facts form: each variant's val loss (and, for the stopped one, its step)."""
-    losses = {"baseline": 4.85, "no_residual": 7.00, "detached_skip": 4.86, "embed_readd": 6.0,
+    losses = {"baseline": 4.85, "detached_skip": 4.86, "embed_readd": 6.0,
               "attn_skip_only": 4.9, "ffn_skip_only": 7.0, "no_residual_init02": 7.02}
     losses.update(vals)
     variants = []
@@ -31,7 +31,7 @@ def data(**vals):
         stopped = name == "no_residual_init02"
         steps = 400 if stopped else 1400
         start = probe(top1=0.999, own1=0.88) if name == "baseline" else probe()
-        end = {**probe(modal=1.0 if name == "no_residual" else 0.05, cos=0.99 if name == "no_residual" else 0.2),
+        end = {**probe(modal=1.0 if name == "ffn_skip_only" else 0.05, cos=0.99 if name == "ffn_skip_only" else 0.2),
                "step": steps}
         variants.append({"name": name, "steps_trained": steps, "val_loss": val, "seed": 0,
                          "history": [{"step": 400, "val_loss": 7.021}, {"step": steps, "val_loss": val}],
@@ -40,17 +40,14 @@ def data(**vals):
     doc["variants"] = [{**v, **{k: x for k, x in FIXTURE["variants"][0].items() if k not in v}} for v in variants]
     doc["references"] = {"unigram": 6.995, "bigram": 5.62}
     doc["model_card"]["training"]["steps"] = 1400
-    return mechanism_facts(doc)
+    doc["no_skip_init"]["probe"] = probe()
+    no_skip = {"val_losses": [7.0], "histories": [[{"step": 400, "val_loss": 7.021}, {"step": 1400, "val_loss": 7.0}]]}
+    return mechanism_facts(doc, no_skip)
 
 
 def test_identity_at_init_quotes_both_probes():
     said = model.identity_at_init(data())
     assert "99.9% 的位置上" in said and "这个比例是 0.0%" in said and "0.88" in said
-
-
-def test_the_collapse_names_the_unigram_only_when_the_model_sits_on_it():
-    assert "只差 0.005" in model.collapse_after_training(data(), FLOOR) and "100.0% 的位置" in model.collapse_after_training(data(), FLOOR)
-    assert "unigram 是 6.995" in model.collapse_after_training(data(no_residual=6.0), FLOOR)
 
 
 def test_the_gradient_path_reading_follows_the_detached_run():
@@ -70,6 +67,7 @@ def test_the_identity_path_reading_says_whether_it_left_the_unigram():
 def test_the_sublayer_reading_says_which_skip_matters():
     said = model.sublayer_paths(data(), FLOOR)
     assert "只给注意力留残差：4.900，比基线高 0.050" in said and "停在 unigram 附近" in said and "注意力外面那条" in said
+    assert "后者训练完，在 100.0% 的位置上给出同一个首选预测" in said
     assert "FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0), FLOOR)
     assert "差不多" in model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.01), FLOOR)
 
@@ -81,9 +79,12 @@ def test_the_init_control_compares_at_the_same_step():
 
 
 def test_the_fixture_export_renders_one_row_per_run():
-    facts = mechanism_facts(FIXTURE)
+    residual = json.loads((ROOT / "tests/fixtures/real-model/residual/residual.json").read_text(encoding="utf-8"))
+    no_skip = next(v for v in residual["variants"] if v["name"] == "no_residual")
+    facts = mechanism_facts(FIXTURE, no_skip)
     html = str(Renderer({"num": model.num})("skip-mechanism", data=facts, floor=FLOOR))
-    assert html.count("<tr data-row=") == len(FIXTURE["variants"])
+    assert html.count("<tr data-row=") == len(FIXTURE["variants"]) + 1  # and the earlier no-skip run
     assert "只训练了 4 步" in html  # the fixture stops no_residual_init02 early
+    assert "† 去掉全部残差：上一组实验里那次训练的损失" in html
     for v in FIXTURE["variants"]:
         assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]

@@ -29,16 +29,19 @@ def pct(x):
 
 
 def rows(data):
-    """One row per run, in the export's order."""
+    """One row per run, in the export's order. The no-skip model is the earlier experiment's run
+    (marked †): its loss from there, its step-0 probe from this export, no end-of-training probe."""
     base = data["variants"]["baseline"]["val_loss"]
     out = []
     for name in data["order"]:
         v = data["variants"][name]
         stopped = v["stopped_early"]
-        out.append({"name": name, "label": label(name), "init_top1": pct(v["init"]["current_token_top1"]),
-                    "val": num(v["val_loss"], 3) + ("*" if stopped else ""),
+        mark = "*" if stopped else ("†" if v["elsewhere"] else "")
+        out.append({"name": name, "label": label(name) + mark, "init_top1": pct(v["init"]["current_token_top1"]),
+                    "val": num(v["val_loss"], 3),
                     "delta": "—" if name == "baseline" or stopped else _signed(v["val_loss"] - base),
-                    "cosine": num(v["end"]["cosine_final"], 2), "stopped": stopped})
+                    "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—", "stopped": stopped,
+                    "elsewhere": v["elsewhere"]})
     return out
 
 
@@ -55,19 +58,6 @@ def identity_at_init(data):
             f"第 1 块之后，每个位置的向量和它自己那个 token 的嵌入的余弦，有残差时是"
             f" {num(b['own_embedding_cosine_by_depth'][1], 2)}，去掉残差只剩 {num(n['own_embedding_cosine_by_depth'][1], 2)}"
             f"——第一层注意力把它换成了前文的平均，它是谁已经读不出来了。")
-
-
-def collapse_after_training(data, floor):
-    """The trained no-skip model: one prediction everywhere, positions alike."""
-    n, b = data["variants"]["no_residual"], data["variants"]["baseline"]
-    uni = data["references"]["unigram"]
-    text = (f"训练 {num(n['steps_trained'])} 步之后，去掉残差的模型在 {pct(n['end']['modal_top1_share'])} 的位置上"
-            f"给出同一个首选预测（基线 {pct(b['end']['modal_top1_share'])}），各位置最终向量两两之间的余弦是"
-            f" {num(n['end']['cosine_final'], 2)}（基线 {num(b['end']['cosine_final'], 2)}），验证集损失"
-            f" {num(n['val_loss'], 3)}")
-    if abs(n["val_loss"] - uni) <= floor:
-        return text + f"，和只数词频的 unigram（{num(uni, 3)}）只差 {num(abs(n['val_loss'] - uni), 3)}。"
-    return text + f"，unigram 是 {num(uni, 3)}。"
 
 
 def _compare(x, y, floor):
@@ -123,6 +113,9 @@ def sublayer_paths(data, floor):
             return f"{num(v['val_loss'], 3)}，停在 unigram 附近"
         return f"{num(v['val_loss'], 3)}，比基线高 {num(v['val_loss'] - b['val_loss'], 3)}"
     text = f"只给注意力留残差：{where(a)}；只给 FFN 留残差：{where(f)}。"
+    if f["end"]["modal_top1_share"] > 0.5:
+        text += (f"后者训练完，在 {pct(f['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
+                 f"各位置最终向量两两的余弦是 {num(f['end']['cosine_final'], 2)}。")
     if a["val_loss"] < f["val_loss"] - floor:
         text += "要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；FFN 只在本位置上变换，不抹掉身份。"
     elif f["val_loss"] < a["val_loss"] - floor:
@@ -152,10 +145,13 @@ def view(params):
     if data is None or floor is None:
         raise ValueError("skip-mechanism needs data=facts.residual.mechanism and floor=the baseline's seed range")
     stopped = [r for r in rows(data) if r["stopped"]]
+    elsewhere = [r for r in rows(data) if r["elsewhere"]]
     return {
         "rows": rows(data), "floor": num(floor, 3),
         "stopped_note": "；".join(f"* {r['label']}：只训练了 {num(data['variants'][r['name']]['steps_trained'])} 步"
                                   f"（同一个学习率日程的前段），不与训练满的模型比" for r in stopped),
+        "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量"
+                                    for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
                                           for r in rows(data)),
     }
