@@ -60,7 +60,7 @@ def plain_math(title):
     plain_math("为什么 \\(x + F(x)\\) 管用") -> '为什么 x + F(x) 管用'
     """
     def plain(m):
-        tex = m.group(1)
+        tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", m.group(1))
         for cmd, text in sorted(PLAIN.items(), key=lambda kv: -len(kv[0])):
             tex = tex.replace(cmd, text)
         tex = re.sub(r"\\(mathrm|mathbf|text|operatorname)\{([^{}]*)\}", r"\2", tex)

@@ -114,3 +114,21 @@ def test_what_the_preview_shows_fails_the_build(scratch_project, rel, old, new, 
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert mkdocs.returncode == 1
     assert where in mkdocs.stderr and message in mkdocs.stderr, mkdocs.stderr
+
+
+def test_raw_tex_left_in_a_page_fails_the_build(scratch_project):
+    """A formula KaTeX never saw (here inside a raw HTML block) would show its TeX source to a reader."""
+    lesson = scratch_project / "lessons" / "c4" / "l2-residual.md"
+    edit(lesson, "## ⑤ 极小真数字算一次", '<div class="x">\\(x + F(x)\\)</div>\n\n## ⑤ 极小真数字算一次')
+    assert_failed_with(build_copy(scratch_project), scratch_project, "lessons/c4/l2-residual.md:",
+                       "raw TeX left in the built page", "x + F(x)")
+
+
+def test_a_headings_formula_reads_as_text_in_the_contents_list(scratch_project):
+    lesson = scratch_project / "lessons" / "c4" / "l2-residual.md"
+    edit(lesson, "### 第 2 步：同一条路，梯度也走", "### 第 2 步：$x \\leftarrow x + F(x)$ 的梯度也走这条路")
+    result = build_copy(scratch_project)
+    assert result.returncode == 0, result.stderr
+    page = (scratch_project / "site" / "c4" / "l2-residual" / "index.html").read_text(encoding="utf-8")
+    toc = page[page.index('md-nav--secondary'):]
+    assert "第 2 步：x ← x + F(x) 的梯度也走这条路" in toc and "\\(" not in toc

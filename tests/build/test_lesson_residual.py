@@ -1,5 +1,6 @@
-"""C4 第 2 课 (残差): every number on the page comes from facts or a
-widget model, and the page has its contract's sections."""
+"""C4 第 2 课 (残差): every number on the page comes from facts or a widget model, every
+generated sentence of 真模型 is on the page and follows the committed exports, and the page
+has its contract's sections."""
 import math
 
 from support import ROOT
@@ -14,44 +15,89 @@ def page(site_dir):
     return (site_dir / "c4" / "l2-residual" / "index.html").read_text(encoding="utf-8")
 
 
+def facts():
+    return build_facts(load_data(ROOT / "data", ROOT))
+
+
 def test_the_numbers_come_from_facts_and_models(site_dir):
     html = page(site_dir)
-    facts = build_facts(load_data(ROOT / "data", ROOT))
-    anchor, gpt2, resnet = facts["anchor"], facts["gpt2"], facts["papers"]["resnet"]
+    f = facts()
+    anchor, gpt2, resnet = f["anchor"], f["gpt2"], f["papers"]["resnet"]
     assert f"{anchor['residual_writes']} 次写入" in html and f"{anchor['residual_std']:.2f}" in html  # 128, 11.36
+    assert f"其中 {anchor['n_linear']} 层用的是线性注意力" in html
     assert f"{gpt2['residual_init_std']:.5f}" in html and "0.00408" in html  # 0.02 / sqrt(24)
+    assert "nanoGPT 和 Hugging Face 的实现" in html  # N = 2 x 12 is their reading, not the paper's
     assert f"{resnet['deep']['plain']:.2f}%" in html and f"{resnet['deep']['resnet']:.2f}%" in html
     paths = load_model("residual-paths").view({"w": [0.5, 0.5, 0.5], "path": "000"})
     assert paths["out"]["plain-grad"] == "0.125" and "= 3.375" in html and "0.125" in html
     ds = load_model("depth-signal")
-    ratio = ds.ratio(ds.simulate(16, True, True, "unit")["grad"][0] / ds.simulate(16, False, True, "unit")["grad"][0])
-    assert f"梯度差了 {ratio} 倍" in html
+    d = ds.PARAMS["depth"]
+    assert f"只剩输出端的 {ds.ratio(ds.first_layer_gradient(d, False, activation='sigmoid'))} 倍" in html
+    spread = ds.spread(d, False)
+    assert f"{ds.ratio(min(spread))} 到 {ds.ratio(max(spread))} 倍，随种子相差很大" in html
+    assert f"变成输出端的 {ds.ratio(ds.first_layer_gradient(d, True))} 倍" in html
     assert f"{math.sqrt(129):.2f}" in html
+
+
+def test_the_stepper_reads_the_token_identity_model(site_dir):
+    """The design's failure is the one our model has: without skips the stack forgets each token."""
+    html = page(site_dir)
+    ti = load_model("token-identity")
+    layers = ti.PARAMS["layers"]
+    plain, skip = ti.summary(layers, False), ti.summary(layers, True)
+    assert plain["correct"] < plain["positions"] / 2 and skip["correct"] == skip["positions"]
+    assert f"{plain['positions']} 个位置里认得出自己的有 {plain['correct']} 个" in html
+    assert f"{skip['positions']} 个位置里 {skip['correct']} 个认得出自己" in html
+    assert f"升到 {plain['cosine']:.2f}" in html and f"余弦是 {skip['cosine']:.2f}" in html
+    assert 'data-widget="token-identity"' in html
 
 
 def test_sections_follow_the_contract(site_dir):
     html = page(site_dir)
     positions = [html.find(f">{mark}") for mark in contract({"sections": ["真模型"]})]
     assert -1 not in positions and positions == sorted(positions)
-    assert 'data-widget="depth-signal"' in html and 'data-widget="residual-paths"' in html
+    for name in ("token-identity", "depth-signal", "residual-paths", "residual-evidence"):
+        assert f'data-widget="{name}"' in html
 
 
 def test_real_model_section_reads_the_export(site_dir):
     """data/real-model/residual/ is committed, so the section shows our runs, every sentence decided by them."""
     html = page(site_dir)
-    r = build_facts(load_data(ROOT / "data", ROOT))["residual"]
+    r = facts()["residual"]
     assert r is not None, "data/real-model/residual/ is committed, so the section must render"
     assert "这一节正在准备" not in html
-    for sentence in load_model("ablation").sentences(r["comparison"]):
-        assert sentence in html
     evidence = load_model("residual-evidence")
-    assert evidence.depth_reading(r["variants"], r["band"]["range"]) in html
-    state = evidence.view({"data": r["evidence"]})
-    assert state["stream_reading"] in html
-    for reading in state["gradient_readings"]:
-        assert reading in html
+    floor = r["band"]["range"]
+    for sentence in (evidence.collapse_reading(r["variants"], r["comparison"]["references"], floor),
+                     evidence.gradient_reading(r["gradients"]), evidence.depth_reading(r["variants"], floor),
+                     evidence.view({"data": r["evidence"]})["stream_reading"]):
+        assert sentence in html
+    assert "梯度不但没有消失，反而更大" in html  # what the committed export shows at step 0
+    assert "最多只差 0.004" in html  # both no-skip models sit on the unigram
     assert f"{r['band']['min']:.3f}–{r['band']['max']:.3f}" in html  # the baseline's seed band
     assert r["card"]["command"] in html
+    # The chart's own per-variant bullets stay off this page: the prose reads it once.
+    assert "到训练结束它仍在进步" not in html and "基本不再进步" not in html
+
+
+def test_the_mechanism_runs_are_read_from_their_export(site_dir):
+    html = page(site_dir)
+    r = facts()["residual"]
+    m = r["mechanism"]
+    assert m is not None, "data/real-model/residual/mechanism.json is committed"
+    sm = load_model("skip-mechanism")
+    floor = r["band"]["range"]
+    for sentence in (sm.identity_at_init(m), sm.gradient_path(m, floor), sm.identity_path(m, floor),
+                     sm.sublayer_paths(m, floor), sm.init_control(m, floor)):
+        assert sentence in html
+    assert 'data-widget="skip-mechanism"' in html and html.count('<tr data-row="') >= len(m["order"])
+    assert m["card"]["command"] in html
+
+
+def test_no_tex_source_reaches_the_reader(site_dir):
+    html = page(site_dir)
+    toc = html[html.index("md-nav--secondary"):]
+    assert "\\(" not in toc and "\\[" not in toc
 
 
 def test_the_lesson_is_published_in_the_course(site_dir):

@@ -25,3 +25,4 @@ def test_percent_and_signed():
 def test_sci_keeps_tiny_and_huge_values_readable():
     from numfmt import sci
     assert (sci(1e-6), sci(0.00012345, 3), sci(-65504.0), sci(0)) == ("1 × 10⁻⁶", "1.23 × 10⁻⁴", "−6.6 × 10⁴", "0")
+
