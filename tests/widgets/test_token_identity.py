@@ -146,8 +146,8 @@ def test_view_shows_the_chosen_layer_and_every_layer():
         row = state["rows"][f"pos-{t}"]
         assert row["plain"].startswith(read[t]) and row["data-plain-ok"] == ("true" if read[t] == c else "false")
         assert row["plain"].endswith("✓" if read[t] == c else "✗")
-    assert f"8 个位置里 {skip['correct']} 个读出自己" in state["announce"]
-    assert f"没有残差时读出自己的 {plain['correct']} 个" in state["announce"]
+    assert f"没有残差时 8 个位置里 {plain['correct']} 个读出自己" in state["announce"]
+    assert f"有残差时读出自己的 {skip['correct']} 个" in state["announce"]
 
 
 def test_every_setting_is_plain_json_and_quick():

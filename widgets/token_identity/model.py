@@ -330,9 +330,9 @@ def view(params):
         "self-weight": num(r["self_weight"], 2),
         "note": note(p),
     }
-    announce = ("读第 %d 层之后：有残差时 %d 个位置里 %d 个读出自己，位置之间的平均余弦 %s；"
-                "没有残差时读出自己的 %d 个，平均余弦 %s。") % (
-        p["layers"], n, skip["correct"], headline["skip-cos"], plain["correct"], headline["plain-cos"])
+    announce = ("读第 %d 层之后：没有残差时 %d 个位置里 %d 个读出自己，位置之间的平均余弦 %s；"
+                "有残差时读出自己的 %d 个，平均余弦 %s。") % (
+        p["layers"], n, plain["correct"], headline["plain-cos"], skip["correct"], headline["skip-cos"])
     return {
         "params": p,
         "slider": {"min": 1, "max": LAYERS, "step": 1},
