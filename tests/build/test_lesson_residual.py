@@ -48,7 +48,9 @@ def test_the_stepper_reads_the_token_identity_model(site_dir):
     assert plain["correct"] < plain["positions"] / 2 and skip["correct"] == skip["positions"]
     assert f"{plain['positions']} 个位置里认得出自己的有 {plain['correct']} 个" in html
     assert f"{skip['positions']} 个位置里 {skip['correct']} 个认得出自己" in html
-    assert f"升到 {plain['cosine']:.2f}" in html and f"余弦是 {skip['cosine']:.2f}" in html
+    assert f"第 {layers} 层之后是 {plain['cosine']:.2f}" in html and f"余弦是 {skip['cosine']:.2f}" in html
+    ten = ti.over_seeds(layers, False, seeds=range(10))
+    assert f"平均是 {ten['cosine']:.2f}" in html
     assert 'data-widget="token-identity"' in html
 
 
