@@ -4,6 +4,7 @@
     python -m lab prepare --corpus PATH [key=value ...]
     python -m lab train [variant=no_ffn seed=0 ...]
     python -m lab export --out data/real-model [key=value ...]
+    python -m lab neurons --work ../lab-runs --out data/real-model [key=value ...]   (neurons.json only)
     python -m lab residual --corpus PATH --out data/real-model/residual [key=value ...]
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, ExportConfig,
@@ -200,9 +201,9 @@ def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["all", "prepare", "train", "export", "residual"])
+    parser.add_argument("command", choices=["all", "prepare", "train", "export", "neurons", "residual"])
     parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare, residual)")
-    parser.add_argument("--out", help="export directory (all, export: data/real-model; residual:"
+    parser.add_argument("--out", help="export directory (all, export, neurons: data/real-model; residual:"
                                       " data/real-model/residual)")
     parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
@@ -230,6 +231,10 @@ def main(argv=None) -> None:
         if not cfg.out_dir:
             cfg = replace(cfg, out_dir=str(Path(args.work) / f"{cfg.variant}-s{cfg.seed}"))
         train.run(cfg)
+    elif args.command == "neurons":
+        (e,) = split_overrides(args.overrides, [export.ExportConfig])
+        export.run_neurons(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": out, **e}),
+                           invoked=command)
     else:
         (e,) = split_overrides(args.overrides, [export.ExportConfig])
         export.run(config_from(export.ExportConfig, {"work_dir": args.work, "out_dir": out, **e}),

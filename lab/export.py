@@ -1,4 +1,5 @@
-"""Stage 3: turn the finished runs into data/real-model/{model-card,ablation,neurons}.json.
+"""Stage 3: turn the finished runs into data/real-model/{model-card,ablation,neurons}.json
+(`run`), or rewrite only neurons.json from one checkpoint (`run_neurons`, `python -m lab neurons`).
 
 Reads work_dir/data (prepare's output) and work_dir/<variant>-s<seed>/ (train's
 result.json, and the checkpoint of the neuron model); writes compact JSON and
@@ -50,10 +51,11 @@ class ExportConfig:
     variant: str = "baseline"  # the model whose neurons are shown
     seed: int = 0  # ... and its seed
     layer: int = 1  # 0-based block index: 1 = the 2nd of 4 blocks (第 2 层)
-    n_top: int = 8  # neurons with the largest maximum activation over the validation split
-    n_random: int = 4  # random control neurons (from the rest)
+    n_top: int = 8  # neurons with the largest maximum activation over the selection chapters
+    n_random: int = 8  # random control neurons (from the rest): at least as many as n_top
     random_seed: int = 0  # picks the random controls
-    passage_min_chars: int = 300  # the passage: the first validation line of this length ...
+    select_chapters: int = 0  # the first N validation chapters choose the neurons, the rest read them (0 = half)
+    passage_min_chars: int = 300  # the passage: a line of the reading chapters of this length ...
     passage_max_chars: int = 500  # ... or shorter (a longer line is cut at a full stop)
     n_contexts: int = 5  # top activating contexts per neuron
     context_gap: int = 16  # two contexts of one neuron are at least this many tokens apart
@@ -236,53 +238,133 @@ def check_same_settings(results: list[dict]) -> None:
             raise ValueError(f"runs differ in training settings: {r['variant']} seed {r['seed']}: {diff}")
 
 
+def split_at_chapter(val_text: str, first_chapter: int, select_chapters: int) -> dict:
+    """Where the validation text's chapters start, and the character offset at which the reading
+    part begins: the first `select_chapters` chapters choose the neurons, the rest show and read them.
+
+    split_at_chapter("第五回 甲\\n第六回 乙\\n", 5, 1) -> {"starts": [0, 6], "boundary": 6, "select": [5, 5], "read": [6, 6]}
+    """
+    starts = [m.start() for m in CHAPTER_RE.finditer(val_text)]
+    if not starts or val_text[: starts[0]].strip():
+        raise ValueError("the validation text does not start at a chapter title")
+    starts[0] = 0
+    if not 1 <= select_chapters < len(starts):
+        raise ValueError(f"select_chapters={select_chapters}: the validation split has {len(starts)} chapters;"
+                         " at least one must choose the neurons and one must read them")
+    last = first_chapter + len(starts) - 1
+    return {"starts": starts, "boundary": starts[select_chapters],
+            "select": [first_chapter, first_chapter + select_chapters - 1],
+            "read": [first_chapter + select_chapters, last]}
+
+
+def chapter_at(starts: list[int], first_chapter: int, offset: int) -> int:
+    """The chapter number of a character offset. chapter_at([0, 6], 5, 7) -> 6"""
+    return first_chapter + bisect.bisect_right(starts, offset) - 1
+
+
+def candidate_lines(val_text: str, lo: int, hi: int, min_chars: int, max_chars: int) -> list[tuple[int, str]]:
+    """(offset, text) of every line starting in val_text[lo:hi] that has min_chars..max_chars
+    characters; a longer line is cut after its last 。 within max_chars.
+
+    candidate_lines("甲乙。\\n丙丁戊。己\\n", 0, 12, 3, 4) -> [(0, "甲乙。"), (4, "丙丁戊。")]
+    """
+    out, offset = [], 0
+    for line in val_text.split("\n"):
+        text = line
+        if len(text) > max_chars:
+            cut = text.rfind("。", 0, max_chars)
+            text = text[: cut + 1] if cut >= 0 else ""
+        if lo <= offset and offset + len(text) <= hi and len(text) >= min_chars:
+            out.append((offset, text))
+        offset += len(line) + 1
+    return out
+
+
+def visibility(p_acts: torch.Tensor, neurons: list[int], scales: torch.Tensor) -> float:
+    """How visible `neurons` are in a passage: the mean over them of their largest value in the
+    passage as a share of their scale (capped at 1; a neuron never above 0 there counts 0).
+
+    visibility(torch.tensor([[0.5, 2.0], [1.0, -1.0]]), [0, 1], torch.tensor([2.0, 4.0])) -> 0.5
+    """
+    peaks = p_acts[:, neurons].max(dim=0).values.clamp(min=0)  # (k,)
+    return (peaks / scales[neurons]).clamp(max=1).mean().item()
+
+
+def run_record(run_dir: Path) -> dict:
+    """The neuron model as its own run recorded it: its losses, its precision, its training settings."""
+    r = json.loads((run_dir / "result.json").read_text())
+    return {"variant": r["variant"], "seed": r["seed"], "val_loss": r["val_loss"], "train_loss": r["train_loss"],
+            "steps": r["config"]["steps"], "tokens": r["tokens"],
+            "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if r["bf16_autocast"] else "fp32",
+            "train_config": portable_config({k: v for k, v in r["config"].items()
+                                             if k not in ("variant", "seed", "bar_position")})}
+
+
 def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
+    """neurons.json without its provenance (command, date, code): the caller adds those.
+
+    The neurons are chosen on the first validation chapters and shown and read on the rest,
+    so what the page reads about a neuron comes from text its choice never saw."""
+    if cfg.n_random < cfg.n_top:
+        raise ValueError(f"n_random={cfg.n_random} < n_top={cfg.n_top}: the random controls must be at least"
+                         " as many as the chosen neurons")
     ckpt = torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=False)
     mcfg = ModelConfig(**ckpt["model_config"])
     model = GPT(mcfg)
     model.load_state_dict(ckpt["model"])
     model.eval()
     assert mcfg.d_ff and 0 <= cfg.layer < mcfg.n_layer, f"layer {cfg.layer} has no FFN in {mcfg}"
+    meta = json.loads((data / "meta.json").read_text())
     pieces = [bytes.fromhex(h) for h in json.loads((data / "token_bytes.json").read_text())]
     val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))  # (N,)
     val_text = b"".join(pieces[i] for i in val.tolist()).decode("utf-8")
     val_touched = touched_chars([pieces[i] for i in val.tolist()], val_text)
+    first_val_chapter = meta["split"]["val_chapters"][0]
+    n_val_chapters = meta["split"]["val_chapters"][1] - first_val_chapter + 1
+    split = split_at_chapter(val_text, first_val_chapter, cfg.select_chapters or n_val_chapters // 2)
+    starts, boundary = split["starts"], split["boundary"]
+    in_read = torch.tensor([a >= boundary for a, _ in val_touched])  # (N,) token t is in the reading part
 
     # Every validation token in the same non-overlapping windows as the val loss.
     block = mcfg.block_size
     windows = [(s, min(s + block, len(val)), min(s + block, len(val)) - s) for s in range(0, len(val), block)]
     acts = hidden_over_windows(model, val, cfg.layer, windows)  # (N, d_ff)
-    peak = acts.max(dim=0).values  # (d_ff,)
-    top = peak.argsort(descending=True)[: cfg.n_top].tolist()
+    select_max = acts[~in_read].max(dim=0).values  # (d_ff,) chooses the top neurons
+    read_acts = acts.masked_fill(~in_read[:, None], float("-inf"))  # (N, d_ff) only the reading part counts
+    read_max = read_acts.max(dim=0).values  # (d_ff,) the colour scale and the reading
+    top = select_max.argsort(descending=True)[: cfg.n_top].tolist()
     rest = sorted(set(range(mcfg.d_ff)) - set(top))
     controls = random.Random(cfg.random_seed).sample(rest, cfg.n_random)
 
-    # The passage: the first validation line in [min, max] characters (a longer line is cut
-    # after its last full stop within max), tokenized on its own.
+    # The passage: of the reading chapters' lines of min..max characters, the one where the chosen
+    # neurons are most visible in the validation pass; then tokenized on its own, as the page shows it.
     tok = Tokenizer.from_file(str(data / "tokenizer.json"))
-    offset, passage = 0, None
-    for line in val_text.split("\n"):
-        text = line
-        if len(text) > cfg.passage_max_chars:
-            cut = text.rfind("。", 0, cfg.passage_max_chars)
-            text = text[: cut + 1] if cut >= 0 else ""
-        if len(text) >= cfg.passage_min_chars:
-            passage = text
-            break
-        offset += len(line) + 1
-    if passage is None:
-        raise ValueError(f"no validation line of {cfg.passage_min_chars}-{cfg.passage_max_chars} characters")
-    first_val_chapter = json.loads((data / "meta.json").read_text())["split"]["val_chapters"][0]
-    chapter = first_val_chapter + sum(1 for m in CHAPTER_RE.finditer(val_text) if 0 < m.start() <= offset)
+    candidates = candidate_lines(val_text, boundary, len(val_text), cfg.passage_min_chars, cfg.passage_max_chars)
+    if not candidates:
+        raise ValueError(f"no line of {cfg.passage_min_chars}-{cfg.passage_max_chars} characters in chapters"
+                         f" {split['read'][0]}-{split['read'][1]}")
+    scales = read_max.clamp(min=1e-9)  # (d_ff,)
+    token_starts = [a for a, _ in val_touched]
+
+    def line_score(offset: int, text: str) -> float:
+        lo = bisect.bisect_left(token_starts, offset)
+        hi = bisect.bisect_left(token_starts, offset + len(text))
+        return visibility(acts[lo:hi], top, scales) if hi > lo else 0.0
+
+    scores = [line_score(o, t) for o, t in candidates]
+    offset, passage = candidates[max(range(len(candidates)), key=scores.__getitem__)]  # the first of a tie
     ids = tok.encode(passage).ids
+    p_acts = hidden_over_windows(model, torch.tensor(ids), cfg.layer, context_windows(len(ids), block))  # (n, d_ff)
+    score = visibility(p_acts, top, scales)
     p_pieces = [pieces[i] for i in ids]
     spans = char_spans(p_pieces, passage)
-    p_acts = hidden_over_windows(model, torch.tensor(ids), cfg.layer, context_windows(len(ids), block))  # (n, d_ff)
 
     def contexts(n: int) -> list[dict]:
-        order = acts[:, n].argsort(descending=True).tolist()
+        order = read_acts[:, n].argsort(descending=True).tolist()
         chosen = []
         for t in order:
+            if not in_read[t]:
+                break  # -inf: the selection part, never read
             if all(abs(t - c) >= cfg.context_gap for c in chosen):
                 chosen.append(t)
             if len(chosen) == cfg.n_contexts:
@@ -291,33 +373,47 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
         for t in chosen:
             a, b = val_touched[t]
             piece = pieces[int(val[t])]
-            out.append({"activation": sig(acts[t, n].item(), cfg.digits),
+            out.append({"activation": sig(acts[t, n].item(), cfg.digits), "chapter": chapter_at(starts, first_val_chapter, a),
                         "before": val_text[max(0, a - cfg.chars_before):a].replace("\n", " "),
                         "token": show(piece), "chars": val_text[a:b].replace("\n", " "),
                         "after": val_text[b:b + cfg.chars_after].replace("\n", " "),
                         "fragment": is_fragment(piece)})
         return out
 
-    neurons = [{"index": n, "kind": kind, "max_activation": sig(peak[n].item(), cfg.digits),
+    neurons = [{"index": n, "kind": kind, "select_max": sig(select_max[n].item(), cfg.digits),
+                "read_max": sig(read_max[n].item(), cfg.digits),
                 "activations": [sig(x, cfg.digits) for x in p_acts[:, n].tolist()], "top_contexts": contexts(n)}
                for kind, group in (("top", top), ("random", controls)) for n in group]
+    n_select = int((~in_read).sum())
     return {
-        "schema_version": schema.SCHEMA_VERSION,
-        "model": {"variant": cfg.variant, "seed": cfg.seed},
+        "schema_version": schema.NEURONS_SCHEMA_VERSION,
+        "model": run_record(run_dir),
+        "corpus": {"file": meta["corpus"]["file"], "sha256": meta["corpus"]["sha256"]},
         "layer": {"index": cfg.layer, "number": cfg.layer + 1, "n_layer": mcfg.n_layer,
                   "convention": f"0-based block index {cfg.layer} = block {cfg.layer + 1} of {mcfg.n_layer}"
                                 f" (第 {cfg.layer + 1} 层)"},
         "activation": "SwiGLU hidden value silu(x·W_gate)·(x·W_up), the input of the FFN down-projection;"
                       " x is the RMS-normed residual stream at the FFN entry",
         "d_ff": mcfg.d_ff,
-        "passage": {"text": passage, "chapter": chapter, "val_char_offset": offset,
+        "split": {"select_chapters": split["select"], "read_chapters": split["read"],
+                  "select_tokens": n_select, "read_tokens": len(val) - n_select,
+                  "rule": "validation tokens by chapter (a token belongs to the chapter of its first character):"
+                          " the first chapters choose the top neurons, the rest give every neuron's read_max,"
+                          " top contexts and passage"},
+        "passage": {"text": passage, "chapter": chapter_at(starts, first_val_chapter, offset), "val_char_offset": offset,
+                    "candidates": len(candidates), "visibility": round(score, 4),
+                    "rule": f"of the {len(candidates)} lines of {cfg.passage_min_chars}-{cfg.passage_max_chars}"
+                            f" characters in the reading chapters (a longer line cut after its last 。), the one"
+                            f" where the top neurons are most visible in the validation pass: the mean over them of"
+                            f" their largest value in the line as a share of their read_max (capped at 1). Then"
+                            f" tokenized on its own, each token seeing up to {block} preceding passage tokens;"
+                            f" visibility is that score on these activations",
                     "tokens": [{"text": show(p), "start": a, "end": b, "fragment": is_fragment(p)}
                                for p, (a, b) in zip(p_pieces, spans)]},
         "selection": {"top": cfg.n_top, "random": cfg.n_random, "random_seed": cfg.random_seed,
-                      "rule": f"top: the {cfg.n_top} neurons with the largest maximum activation over the"
-                              f" validation split (non-overlapping {block}-token windows); random: "
-                              f"random.Random({cfg.random_seed}).sample of the other neurons; passage"
-                              " tokens see up to the context length of preceding passage tokens"},
+                      "rule": f"top: the {cfg.n_top} neurons with the largest maximum activation over the selection"
+                              f" chapters (the val loss's non-overlapping {block}-token windows), in descending order;"
+                              f" random: random.Random({cfg.random_seed}).sample of the other neurons"},
         "neurons": neurons,
         "export_config": portable_config(asdict(cfg)),
         "model_config": portable_config(asdict(mcfg)),
@@ -424,18 +520,49 @@ def run(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict:
     card["timing"]["wall_seconds"] = round(card["timing"]["prepare_seconds"] + card["timing"]["train_seconds"]
                                            + export_s, 1)
 
+    neurons = {**neurons, "command": card["command"], "date": card["date"], "code": card["code"]}
     files = {"model-card.json": card, "ablation.json": ablation, "neurons.json": neurons}
     # Validate exactly the text that will be written (allow_nan=False: JSON has no NaN), all
     # three files before any is replaced.
+    write_validated(out, files, lambda parsed: schema.validate_files(parsed))
+    schema.validate_dir(out)
+    return files
+
+
+def write_validated(out: Path, files: dict, check) -> None:
+    """Write {file name: object} as compact JSON into `out`, after `check` has accepted exactly the
+    text that will be written (allow_nan=False: JSON has no NaN); nothing is replaced before that."""
     texts = {n: json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
              for n, obj in files.items()}
-    schema.validate_files({n: json.loads(t) for n, t in texts.items()})
+    check({n: json.loads(t) for n, t in texts.items()})
     out.mkdir(parents=True, exist_ok=True)
     for name, text in texts.items():
         tmp = out / f".{name}.tmp"
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out / name)
-    schema.validate_dir(out)
     sizes = {n: (out / n).stat().st_size for n in files}
     print(f"export: wrote {', '.join(f'{n} ({s:,} B)' for n, s in sizes.items())} to {out}")
-    return files
+
+
+def run_neurons(cfg: ExportConfig, invoked: str = "python -m lab neurons") -> dict:
+    """Rewrite only neurons.json from one trained checkpoint (work_dir/<variant>-s<seed>/), leaving the
+    model card and the ablation as they are. The new file must agree with them (same corpus, same
+    architecture: schema.validate_files), so it is checked against the two files already in out_dir.
+    The command recorded is cfg.command or this process's command line (`invoked`)."""
+    print("neurons config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    work, out = Path(cfg.work_dir), Path(cfg.out_dir)
+    commit, dirty = git_lab_commit()
+    neurons = neurons_export(cfg, work / "data", work / f"{cfg.variant}-s{cfg.seed}")
+    neurons = {**neurons, "command": cfg.command or invoked,
+               "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+               "code": {"lab_commit": commit, "lab_dirty": dirty}}
+    others = {}
+    for name in ("model-card.json", "ablation.json"):
+        if not (out / name).exists():
+            raise FileNotFoundError(f"{out / name} is missing: `neurons` rewrites neurons.json beside an existing"
+                                    " export (run `all` or `export` first)")
+        others[name] = json.loads((out / name).read_text(encoding="utf-8"))
+    write_validated(out, {"neurons.json": neurons},
+                    lambda parsed: schema.validate_files({**others, **parsed}))
+    schema.validate_dir(out)
+    return neurons

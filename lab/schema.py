@@ -40,9 +40,11 @@ def schema_for(name: str) -> dict:
     return json.loads((SCHEMA_DIR / name.replace(".json", ".schema.json")).read_text(encoding="utf-8"))
 
 
-# The version every schema pins with {"const": N}: bump it there, in all three files.
+# The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
 SCHEMA_VERSION = schema_for(FILES[0])["properties"]["schema_version"]["const"]
-assert all(schema_for(n)["properties"]["schema_version"]["const"] == SCHEMA_VERSION for n in FILES)
+assert schema_for("ablation.json")["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+# neurons.json has its own version: `python -m lab neurons` rewrites it alone, beside the other two.
+NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_version"]["const"]
 # Each experiment versions its own format.
 RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
 
@@ -125,6 +127,25 @@ def _semantic(name: str, data: dict):
         indices = [n["index"] for n in data["neurons"]]
         if len(set(indices)) != len(indices):
             fail("neurons", "a neuron appears twice")
+        kinds = [n["kind"] for n in data["neurons"]]
+        sel = data["selection"]
+        if kinds != ["top"] * sel["top"] + ["random"] * sel["random"]:
+            fail("neurons", f"kinds {kinds} but selection asks for {sel['top']} top, then {sel['random']} random")
+        tops = [n["select_max"] for n in data["neurons"] if n["kind"] == "top"]
+        if tops != sorted(tops, reverse=True):
+            fail("neurons", "top neurons must be in descending order of select_max")
+        split = data["split"]
+        if split["select_chapters"][1] + 1 != split["read_chapters"][0]:
+            fail("split", "the reading chapters must follow the selection chapters")
+        lo, hi = split["read_chapters"]
+        if not lo <= passage["chapter"] <= hi:
+            fail("passage.chapter", f"{passage['chapter']} is not a reading chapter ({lo}-{hi})")
+        for i, n in enumerate(data["neurons"]):
+            for k, c in enumerate(n["top_contexts"]):
+                if not lo <= c["chapter"] <= hi:
+                    fail(f"neurons[{i}].top_contexts[{k}].chapter", f"{c['chapter']} is not a reading chapter ({lo}-{hi})")
+            if n["top_contexts"] and abs(n["top_contexts"][0]["activation"] - n["read_max"]) > 1e-3 * max(1.0, abs(n["read_max"])):
+                fail(f"neurons[{i}].read_max", "must be the strongest top context's activation")
         layer = data["layer"]
         if layer["number"] != layer["index"] + 1 or not 0 <= layer["index"] < layer["n_layer"]:
             fail("layer", "number must be index + 1 and index within n_layer")
@@ -197,4 +218,19 @@ def validate_files(out: dict) -> dict:
     seeds = {v["name"]: v["seeds"] for v in ablation["variants"]}
     if card["training"]["seeds"] != seeds or list(card["training"]["seeds"]) != list(seeds):
         raise SchemaError(f"model-card.json: training.seeds: {card['training']['seeds']} but ablation.json has {seeds}")
+    # neurons.json may be exported on its own (`python -m lab neurons`): it must still be our model.
+    neurons = out["neurons.json"]
+    if neurons["corpus"]["sha256"] != card["corpus"]["sha256"]:
+        raise SchemaError("neurons.json: corpus.sha256: not the corpus of model-card.json")
+    val = card["split"]["val_chapters"]
+    if [neurons["split"]["select_chapters"][0], neurons["split"]["read_chapters"][1]] != val:
+        raise SchemaError(f"neurons.json: split: the chapters do not cover the validation chapters {val}")
+    arch, mc = card["architecture"], neurons["model_config"]
+    for key in ("n_layer", "n_head", "d_model", "vocab_size", "block_size"):
+        if mc.get(key) != arch[key]:
+            raise SchemaError(f"neurons.json: model_config.{key}: {mc.get(key)} but model-card.json has {arch[key]}")
+    variant = next((v for v in card["variants"] if v["name"] == neurons["model"]["variant"]), None)
+    if variant is None or variant["d_ff"] != neurons["d_ff"]:
+        raise SchemaError(f"neurons.json: model.variant: {neurons['model']['variant']!r} with d_ff {neurons['d_ff']}"
+                          " is not a variant of model-card.json")
     return out

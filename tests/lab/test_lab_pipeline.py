@@ -1,6 +1,7 @@
 """The lab pipeline on a tiny corpus made here: no real corpus, no GPU, a few seconds."""
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -199,7 +200,7 @@ def exported(tmp_path_factory, corpus):
           "vocab_size=300", "val_chapters=2", "seeds=2", "variant_seeds=1", "jobs=1", "steps=6", "batch_size=2",
           "block_size=32",
           "eval_every=3", "progress=false", "amp=off", "threads=1", "passage_min_chars=40", "passage_max_chars=80",
-          "n_top=3", "n_random=2", "context_gap=4"])
+          "n_top=3", "n_random=3", "context_gap=4"])
     return root / "export"
 
 
@@ -224,13 +225,16 @@ def test_export_validates_against_its_schema(exported):
     timing = json.loads((exported.parent / "runs/timing.json").read_text())
     assert card["code"] == {"lab_commit": timing["lab_commit"], "lab_dirty": timing["lab_dirty"]}
     neurons = files["neurons.json"]
-    assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 3 + ["random"] * 2
+    assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 3 + ["random"] * 3
+    assert neurons["command"] == card["command"] and neurons["code"] == card["code"]
+    assert neurons["model"]["val_loss"] == ablation["variants"][0]["val_losses"][0]  # baseline seed 0
+    assert neurons["model"]["precision"] == "fp32" == card["training"]["precision"]
     assert neurons["layer"] == {"index": 1, "number": 2, "n_layer": 4,
                                 "convention": "0-based block index 1 = block 2 of 4 (第 2 层)"}
     for n in neurons["neurons"]:
         assert n["top_contexts"] and all(c["chars"] for c in n["top_contexts"])
         assert all(c["token"] == c["chars"] for c in n["top_contexts"] if not c["fragment"])
-    peaks = [n["max_activation"] for n in neurons["neurons"] if n["kind"] == "top"]
+    peaks = [n["select_max"] for n in neurons["neurons"] if n["kind"] == "top"]
     assert peaks == sorted(peaks, reverse=True)
 
 
@@ -242,6 +246,68 @@ def test_token_spans_reassemble_the_passage(exported, corpus):
     for t in passage["tokens"]:
         if not t["fragment"]:
             assert t["text"] == passage["text"][t["start"]:t["end"]]
+
+
+def test_neurons_are_chosen_on_some_chapters_and_read_on_the_others(exported, corpus):
+    """Chosen on the first validation chapter (5), shown and read on the other (6): the reading never
+    uses the text the choice was made on."""
+    neurons = json.loads((exported / "neurons.json").read_text())
+    split = neurons["split"]
+    assert split["select_chapters"] == [5, 5] and split["read_chapters"] == [6, 6]
+    assert neurons["passage"]["chapter"] == 6
+    text = corpus[1]
+    chapter_6 = text[text.index("第六回"):]
+    assert neurons["passage"]["text"] in chapter_6
+    for n in neurons["neurons"]:
+        assert all(c["chapter"] == 6 for c in n["top_contexts"])
+        assert n["read_max"] == n["top_contexts"][0]["activation"]
+    assert 0 <= neurons["passage"]["visibility"] <= 1 and neurons["passage"]["candidates"] >= 1
+
+
+def test_the_passage_is_where_the_chosen_neurons_show_most():
+    p_acts = torch.tensor([[0.5, 2.0, -1.0], [1.0, -1.0, 3.0]])  # (tokens, neurons)
+    scales = torch.tensor([2.0, 4.0, 1.0])
+    assert export.visibility(p_acts, [0, 1], scales) == pytest.approx((1.0 / 2 + 2.0 / 4) / 2)
+    assert export.visibility(p_acts, [2], scales) == 1.0  # capped at the scale
+    assert export.visibility(torch.tensor([[-1.0]]), [0], torch.tensor([1.0])) == 0.0
+    assert export.candidate_lines("甲乙。\n丙丁戊。己\n", 0, 12, 3, 4) == [(0, "甲乙。"), (4, "丙丁戊。")]
+    assert export.candidate_lines("甲乙。\n丙丁戊。己\n", 4, 12, 3, 4) == [(4, "丙丁戊。")]
+    split = export.split_at_chapter("第五回 甲\n第六回 乙\n", 5, 1)
+    assert split == {"starts": [0, 6], "boundary": 6, "select": [5, 5], "read": [6, 6]}
+    assert export.chapter_at(split["starts"], 5, 7) == 6
+    with pytest.raises(ValueError, match="select_chapters=2"):
+        export.split_at_chapter("第五回 甲\n第六回 乙\n", 5, 2)
+
+
+def test_the_neurons_stage_rewrites_only_neurons_json(exported, tmp_path):
+    """`python -m lab neurons` re-exports the neurons from one checkpoint beside a kept export."""
+    runs, out = exported.parent / "runs", tmp_path / "kept"
+    shutil.copytree(exported, out)
+    before = {n: (out / n).read_bytes() for n in ("model-card.json", "ablation.json")}
+    main(["neurons", "--work", str(runs), "--out", str(out), "n_top=2", "n_random=2", "context_gap=4",
+          "passage_min_chars=40", "passage_max_chars=80"])
+    assert {n: (out / n).read_bytes() for n in before} == before
+    files = schema.validate_dir(out)
+    neurons = files["neurons.json"]
+    assert [n["kind"] for n in neurons["neurons"]] == ["top"] * 2 + ["random"] * 2
+    assert neurons["command"].startswith("python -m lab neurons --work PATH/TO/runs --out PATH/TO/kept ")
+    assert neurons["model"]["seed"] == 0 and neurons["export_config"]["n_top"] == 2
+    assert str(tmp_path) not in (out / "neurons.json").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="at least as many"):
+        main(["neurons", "--work", str(runs), "--out", str(out), "n_top=3", "n_random=2"])
+
+
+def test_the_neurons_stage_refuses_another_models_export(exported, tmp_path):
+    runs, out = exported.parent / "runs", tmp_path / "other"
+    shutil.copytree(exported, out)
+    card = json.loads((out / "model-card.json").read_text())
+    card["corpus"]["sha256"] = "0" * 64
+    (out / "model-card.json").write_text(json.dumps(card, ensure_ascii=False))
+    kept = (out / "neurons.json").read_bytes()
+    with pytest.raises(schema.SchemaError, match="neurons.json: corpus.sha256"):
+        main(["neurons", "--work", str(runs), "--out", str(out), "n_top=3", "n_random=3", "context_gap=4",
+              "passage_min_chars=40", "passage_max_chars=80"])
+    assert (out / "neurons.json").read_bytes() == kept  # nothing replaced
 
 
 def test_export_holds_no_path_of_this_machine(exported, corpus):
@@ -257,10 +323,10 @@ def test_export_holds_no_path_of_this_machine(exported, corpus):
 
 def test_export_records_the_command_override(exported, tmp_path):
     runs = exported.parent / "runs"
-    main(["export", "--work", str(runs), "--out", str(tmp_path / "a"), "n_top=3", "n_random=2", "context_gap=4",
+    main(["export", "--work", str(runs), "--out", str(tmp_path / "a"), "n_top=3", "n_random=3", "context_gap=4",
           "passage_min_chars=40", "passage_max_chars=80", "command=python make_it.py"])
     assert json.loads((tmp_path / "a/model-card.json").read_text())["command"] == "python make_it.py"
-    main(["export", "--work", str(runs), "--out", str(tmp_path / "b"), "n_top=3", "n_random=2", "context_gap=4",
+    main(["export", "--work", str(runs), "--out", str(tmp_path / "b"), "n_top=3", "n_random=3", "context_gap=4",
           "passage_min_chars=40", "passage_max_chars=80"])
     recorded = json.loads((runs / "timing.json").read_text())["command"]  # what `all` recorded
     assert json.loads((tmp_path / "b/model-card.json").read_text())["command"] == recorded
@@ -271,7 +337,8 @@ def test_the_contract_is_the_sites_json_schemas():
     for name in schema.FILES:
         assert schema.schema_for(name) == json.loads((ROOT / "data/schemas/real-model" / name.replace(
             ".json", ".schema.json")).read_text(encoding="utf-8"))
-        assert schema.schema_for(name)["properties"]["schema_version"] == {"const": schema.SCHEMA_VERSION}
+        version = schema.NEURONS_SCHEMA_VERSION if name == "neurons.json" else schema.SCHEMA_VERSION
+        assert schema.schema_for(name)["properties"]["schema_version"] == {"const": version}
 
 
 def test_schema_errors_name_file_and_key_path(exported):

@@ -31,13 +31,13 @@ def ctx(token, fragment=False, activation=1.0, after="", chars=None):
 
 def neuron(index, kind, peaks, acts=(0.0,), peak=1.0):
     """A compact neuron whose top contexts peak on `peaks` ("�" = a byte fragment)."""
-    return {"index": index, "kind": kind, "max": peak, "acts": list(acts),
+    return {"index": index, "kind": kind, "max": peak, "select_max": peak, "acts": list(acts),
             "contexts": [ctx(t, t == "\ufffd", chars="甲乙丙丁戊"[i] if t == "\ufffd" else None)
                          for i, t in enumerate(peaks)]}
 
 
 def compact_data(neurons, tokens=(("公", False),)):
-    return {"layer": 2, "n_layer": 4, "d_ff": 688, "chapter": 109,
+    return {"layer": 2, "n_layer": 4, "d_ff": 688, "chapter": 117, "split": {"select": [109, 114], "read": [115, 120]},
             "selection": {"top": sum(n["kind"] == "top" for n in neurons),
                           "random": sum(n["kind"] == "random" for n in neurons), "random_seed": 0},
             "tokens": [list(t) for t in tokens], "neurons": neurons}
@@ -66,8 +66,8 @@ def test_opacity_is_proportional_and_capped_at_the_scale():
     assert model.color(1.0, 0.0) == "transparent"
 
 
-def test_the_scale_is_the_validation_maximum_unless_the_passage_goes_further():
-    assert model.scale({"max": 0.75, "acts": [0.1, -0.3, 0.6]}) == 0.75       # the exported val maximum
+def test_the_scale_is_the_reading_maximum_unless_the_passage_goes_further():
+    assert model.scale({"max": 0.75, "acts": [0.1, -0.3, 0.6]}) == 0.75       # the exported reading-chapter maximum
     assert model.scale({"max": 0.75, "acts": [0.1, -0.9, 0.6]}) == 0.9        # a stronger negative value
     assert model.scale({"max": 0.75, "acts": [0.1, 0.2, 1.25]}) == 1.25       # passage beyond (rounding)
 
@@ -169,8 +169,11 @@ def test_summary_when_the_top_neurons_read_better():
                     neuron(22, "top", SCATTERED), neuron(359, "random", SCATTERED),
                     neuron(110, "random", ["\ufffd"] * 5)])
     assert (r["top"], r["random"]) == ({"n": 3, "concentrated": 2}, {"n": 2, "concentrated": 0})
-    assert r["summary"].startswith("按最大激活挑出的 3 个神经元里，2 个集中在单个 token 上（#641「公」、#27「依」）；"
-                                   "随机对照的 2 个里一个也没有。按最大激活挑出的更容易读出规律，随机抽的大多读不出。")
+    assert r["summary"].startswith("在第 109–114 回按最大激活挑出 3 个神经元，再到挑选时没用到的第 115–120 回里看它们"
+                                   "最亮的几处：2 个集中在单个 token 上（#641「公」、#27「依」）；"
+                                   "同样看随机抽的 2 个，一个也没有。挑出的一组更容易读出规律。")
+    assert r["summary"].endswith("这只是一个示意：一个模型的第 2 层，两组各 3 个和 2 个神经元，"
+                                 "数得出多少个「集中」，谈不上统计检验。")
     assert "挑出的一组 15 处里 1 处，随机对照 10 处里 6 处" in r["summary"]
     assert "过半落在同一个字的字节上" not in r["summary"]  # #110's fragments are five characters' bytes
     assert [v["index"] for v in r["neurons"]] == [641, 27, 22, 359, 110]
@@ -178,7 +181,7 @@ def test_summary_when_the_top_neurons_read_better():
 
 def test_summary_names_fragment_neurons_in_one_characters_bytes():
     parts = [[1.0, "前", "\ufffd", "捨", "命", True]] * 3 + [[1.0, "前", "\ufffd", "捷", "。", True]] * 2
-    data = compact_data([{"index": 595, "kind": "top", "max": 1.0, "acts": [0.0], "contexts": parts},
+    data = compact_data([{"index": 595, "kind": "top", "max": 1.0, "select_max": 1.0, "acts": [0.0], "contexts": parts},
                          neuron(1, "top", ["公"] * 5), neuron(2, "random", SCATTERED)])
     r = model.reading({"data": data})
     assert r["top"]["concentrated"] == 1  # #595 is not counted: its peaks are no token
@@ -188,23 +191,24 @@ def test_summary_names_fragment_neurons_in_one_characters_bytes():
 def test_summary_when_the_random_controls_read_as_well():
     r = reading_of([neuron(1, "top", ["公"] * 3 + SCATTERED[1:3]), neuron(2, "top", SCATTERED),
                     neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
-    assert "随机对照的 2 个里有 1 个（#3「之」）" in r["summary"]
-    assert "两组读得出规律的比例一样：在这份数据里，按最大激活挑选并没有挑出更好读的神经元" in r["summary"]
+    assert "同样看随机抽的 2 个，有 1 个（#3「之」）" in r["summary"]
+    assert "两组读得出规律的比例一样：按最大激活挑选并没有挑出更好读的神经元" in r["summary"]
+    assert "两组各 2 个神经元" in r["summary"]
     assert "只有" not in r["summary"]
 
 
 def test_summary_when_the_random_controls_read_better():
     r = reading_of([neuron(1, "top", SCATTERED), neuron(2, "top", SCATTERED),
                     neuron(3, "random", ["之"] * 5)])
-    assert r["summary"].startswith("按最大激活挑出的 2 个神经元里，没有一个集中在单个 token 上；随机对照的 1 个里有 1 个（#3「之」）。")
+    assert "看它们最亮的几处：没有一个集中在单个 token 上；同样看随机抽的 1 个，有 1 个（#3「之」）。" in r["summary"]
     assert "随机对照读得出规律的比例反而更高" in r["summary"]
 
 
 def test_summary_when_some_random_ones_read_but_fewer():
     r = reading_of([neuron(1, "top", ["公"] * 5), neuron(2, "top", ["曰"] * 5),
                     neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
-    assert "随机对照的 2 个里只有 1 个（#3「之」）" in r["summary"]
-    assert r["summary"].count("随机抽的大多读不出") == 0  # half of them read: not "most do not"
+    assert "同样看随机抽的 2 个，只有 1 个（#3「之」）" in r["summary"]
+    assert "挑出的一组更容易读出规律" in r["summary"]
 
 
 def test_reading_of_the_lab_fixture():
@@ -221,7 +225,10 @@ def test_reading_of_the_lab_fixture():
     frag_top = sum(v["fragments"] for v in r["neurons"] if v["kind"] == "top")
     n_top = sum(v["n"] for v in r["neurons"] if v["kind"] == "top")
     assert f"挑出的一组 {n_top} 处里 {frag_top} 处" in r["summary"]
-    assert r["criterion"].startswith("判定规则：一个神经元在整个验证集上最亮的 5 处里，过半")
+    read = FIXTURE["split"]["read_chapters"]
+    where = f"第 {read[0]} 回" if read[0] == read[1] else f"第 {read[0]}–{read[1]} 回"
+    assert r["criterion"].startswith(f"判定规则：一个神经元在{where}里最亮的 5 处，过半")
+    assert f"再到挑选时没用到的{where}里看" in r["summary"]
 
 
 # --- compact data and the view ---
@@ -235,6 +242,8 @@ def test_compact_keeps_what_the_page_shows_and_drops_the_rest():
     assert all(t[1] for t in data["tokens"] if not t[0])  # only fragments have an empty span
     assert [n["acts"] for n in data["neurons"]] == [n["activations"] for n in FIXTURE["neurons"]]
     assert data["layer"] == 2 and data["d_ff"] == 688 and data["chapter"] == passage["chapter"]
+    assert data["split"] == {"select": FIXTURE["split"]["select_chapters"], "read": FIXTURE["split"]["read_chapters"]}
+    assert [n["max"] for n in data["neurons"]] == [n["read_max"] for n in FIXTURE["neurons"]]
     for token, t in zip(data["tokens"], passage["tokens"]):  # a fragment keeps its own text (with �)
         assert token[2:] == ([t["text"]] if t["fragment"] else [])
     assert len(json.dumps(data, ensure_ascii=False)) < 0.6 * len(json.dumps(FIXTURE, ensure_ascii=False))
@@ -248,27 +257,32 @@ def test_missing_data_or_an_unknown_neuron_fails_loudly():
         model.view({"neuron": 5, "data": FIXTURE})
     broken = copy.deepcopy(model.compact(FIXTURE))
     broken["neurons"][1]["acts"].pop()
-    with pytest.raises(ValueError, match="#158"):
+    with pytest.raises(ValueError, match=f"#{broken['neurons'][1]['index']}: "):
         model.view({"neuron": None, "data": broken})
 
 
-def test_first_state_shows_the_strongest_top_neuron():
+def test_first_state_opens_on_the_chosen_neuron_that_shows_most_in_the_passage():
     params = {"neuron": None, "data": FIXTURE}
     s = model.view(params)
     top = [n for n in FIXTURE["neurons"] if n["kind"] == "top"]
-    first = top[0]  # the export lists top neurons by maximum activation, strongest first
-    assert first["max_activation"] == max(n["max_activation"] for n in top)
+    assert [n["select_max"] for n in top] == sorted((n["select_max"] for n in top), reverse=True)
+
+    def share(n):  # independent of the model: the passage peak over max(|read_max|, |passage values|)
+        scale = max([abs(n["read_max"])] + [abs(a) for a in n["activations"]])
+        return max([0.0] + n["activations"]) / scale
+
+    first = max(top, key=share)
     assert s["neuron"] == first["index"] and s["kind"] == "top"
     assert params["data"] is FIXTURE  # view() leaves its params alone
     assert model.page_params(params)["data"] == model.compact(FIXTURE)  # what the build writes into the page
     assert [g["label"] for g in s["groups"]] == ["按最大激活挑出", "随机对照"]
     assert [o["text"] for o in s["groups"][0]["options"]][:2] == \
-        [f"#{n['index']} · 最大激活 {model.num(n['max_activation'], 3)}" for n in top[:2]]
+        [f"#{n['index']} · 最大激活 {model.num(n['read_max'], 3)}" for n in top[:2]]
     assert [o["value"] for o in s["groups"][1]["options"]] == \
         [n["index"] for n in FIXTURE["neurons"] if n["kind"] == "random"]
     scale = model.scale(model.pick(model.compact(FIXTURE), first["index"]))
     assert s["out"]["legend-max"] == model.num(scale, 3) and s["out"]["legend-min"] == "\u2212" + model.num(scale, 3)
-    assert "排第 1" in s["out"]["kind"] and "688" in s["out"]["kind"]
+    assert f"排第 {top.index(first) + 1}" in s["out"]["kind"] and "688" in s["out"]["kind"]
     tokens = FIXTURE["passage"]["tokens"]
     assert len(s["tokens"]) == len(s["colors"]) == len(s["details"]) == len(tokens)
     assert s["colors"] == [model.color(a, scale) for a in first["activations"]]
@@ -278,6 +292,16 @@ def test_first_state_shows_the_strongest_top_neuron():
     assert s["contexts"][0]["chars"] == model.label(strongest["chars"])
     for c, row in zip(first["top_contexts"], s["contexts"]):
         assert bool(row["note"]) == c["fragment"]
+    assert "不用来比两组" in s["out"]["passage-note"]
+
+
+def test_the_opening_neuron_is_the_chosen_one_most_visible_here():
+    faint = neuron(1, "top", ["公"], acts=(0.1, 0.2), peak=2.0)      # 10% of its scale
+    bright = neuron(2, "top", ["公"], acts=(0.9, -0.1), peak=1.0)    # 90%
+    control = neuron(3, "random", ["公"], acts=(1.0, 1.0), peak=1.0)  # 100%, but not chosen
+    data = compact_data([faint, bright, control], tokens=(("公", False), ("曰", False)))
+    assert model.view({"neuron": None, "data": data})["neuron"] == 2
+    assert model.shown(faint) == pytest.approx(0.1) and model.shown(control) == 1.0
 
 
 def test_token_details_name_the_token_the_fragment_and_the_value():
@@ -286,12 +310,13 @@ def test_token_details_name_the_token_the_fragment_and_the_value():
     whole = next(i for i, t in enumerate(tokens) if not t["fragment"])
     assert s["details"][whole] == f"第 {whole + 1} 个 token：「{tokens[whole]['text']}」 · 激活 " + \
         model.num(FIXTURE["neurons"][0]["activations"][whole], 3)
-    # tokens 0-2 are the bytes of the passage's first character; only the last one holds it.
+    # The passage's first character is split into bytes: only the token with its last byte holds it.
     first = FIXTURE["passage"]["text"][0]
-    assert (tokens[0]["end"], tokens[2]["end"]) == (0, 1)
+    last = next(i for i, t in enumerate(tokens) if t["end"] > 0)
+    assert last > 0 and tokens[0]["end"] == 0 and tokens[last]["end"] == 1
     assert s["tokens"][0] == {"text": "\ufffd", "empty": True, "fragment": True}
-    assert s["tokens"][2] == {"text": first, "empty": False, "fragment": True}
-    for i in (0, 2):
+    assert s["tokens"][last] == {"text": first, "empty": False, "fragment": True}
+    for i in (0, last):
         assert s["details"][i].startswith(f"第 {i + 1} 个 token：「�」（字节碎片：不成整字的字节显示为 �，在原文「{first}」处） · 激活 ")
 
 
@@ -326,9 +351,9 @@ def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
     assert 'data-widget="neuron-heatmap"' in html
     assert html.count("data-token=") == len(FIXTURE["passage"]["tokens"])
     assert '<select name="neuron">' in html and '<optgroup label="随机对照">' in html
-    first = FIXTURE["neurons"][0]
+    first = model.opening(model.compact(FIXTURE))
     assert (f'<option value="{first["index"]}" selected>#{first["index"]} · '
-            f'最大激活 {model.num(first["max_activation"], 3)}</option>') in html
+            f'最大激活 {model.num(first["max"], 3)}</option>') in html
     params = json.loads(unescape(re.search(r"data-params='([^']*)'", html).group(1)))
     assert params == {"neuron": None, "data": model.compact(FIXTURE)}
     spans = re.findall(r'<span data-token="\d+"[^>]*>([^<]*)</span>', html)

@@ -1,14 +1,18 @@
 """Where our own model's FFN neurons light up: a validation passage as a heatmap.
 
 The data is lab/'s export `data/real-model/neurons.json` (format: lab/schema.py):
-one FFN layer of the project's baseline model, the top neurons by maximum
-activation over the validation split plus random controls, each with its
-activation on every token of one validation passage and its top contexts from the
-whole validation split. The build passes the parsed file as params["data"];
-compact() keeps only what the page needs, and the browser calls view() with that.
+one FFN layer of the project's baseline model. The validation chapters are cut in
+two: the first ones choose the top neurons (largest maximum activation there), the
+others are where every neuron, chosen or random control, is shown and read: its
+activation on every token of one passage, its maximum and its top contexts all come
+from the reading chapters, text the choice never saw. The passage is the line of the
+reading chapters where the chosen neurons show most, so it displays them; it is no
+evidence that they differ from the controls (the top contexts are). The build passes
+the parsed file as params["data"]; compact() keeps only what the page needs, and the
+browser calls view() with that.
 
 Colour scale, per neuron, symmetric around 0: s = the larger of the neuron's
-maximum activation over the whole validation split (exported) and the largest
+maximum activation over the reading chapters (exported) and the largest
 |activation| in the passage. A value v gets POSITIVE or NEGATIVE with opacity
 ALPHA_MAX * |v| / s, 0 is transparent. One scale for the passage and the top
 contexts, so the strongest context is the deepest colour and a neuron that barely
@@ -48,7 +52,8 @@ def compact(data):
     span ("" for a byte fragment inside a character); a fragment adds its own text, where
     bytes that are no whole character show as � ("，�" holds "，" and the next character's
     first bytes). Contexts become [activation, before, token, chars, after, fragment]:
-    chars = the characters the token has bytes of ("，吳" for "，�").
+    chars = the characters the token has bytes of ("，吳" for "，�"). A neuron's "max" is
+    its maximum over the reading chapters, "select_max" over the selection chapters.
     Activations stay as exported.
     A dict that is already compact is returned as it is.
     """
@@ -65,10 +70,11 @@ def compact(data):
         "n_layer": data["layer"]["n_layer"],
         "d_ff": data["d_ff"],
         "chapter": passage["chapter"],
+        "split": {"select": data["split"]["select_chapters"], "read": data["split"]["read_chapters"]},
         "selection": {k: data["selection"][k] for k in ("top", "random", "random_seed")},
         "tokens": [[text[t["start"]:t["end"]], True, t["text"]] if t["fragment"]
                    else [text[t["start"]:t["end"]], False] for t in passage["tokens"]],
-        "neurons": [{"index": n["index"], "kind": n["kind"], "max": n["max_activation"],
+        "neurons": [{"index": n["index"], "kind": n["kind"], "max": n["read_max"], "select_max": n["select_max"],
                      "acts": n["activations"],
                      "contexts": [[c["activation"], c["before"], c["token"], c["chars"], c["after"], c["fragment"]]
                                   for c in n["top_contexts"]]}
@@ -80,7 +86,7 @@ def compact(data):
 
 def check_compact(data):
     """Fail loudly, naming the neuron, when the compact data cannot be drawn."""
-    for key in ("layer", "n_layer", "d_ff", "chapter", "selection", "tokens", "neurons"):
+    for key in ("layer", "n_layer", "d_ff", "chapter", "split", "selection", "tokens", "neurons"):
         if key not in data:
             raise ValueError(f"neuron-heatmap data lacks {key!r}")
     if not data["neurons"]:
@@ -92,10 +98,26 @@ def check_compact(data):
             raise ValueError(f"neuron #{n['index']}: unknown kind {n['kind']!r}")
 
 
+def shown(neuron):
+    """How strongly a neuron shows in the passage: its largest value there as a share of its scale.
+
+    >>> shown({"max": 2.0, "acts": [0.5, 1.0, -0.5]}) -> 0.5
+    """
+    s = scale(neuron)
+    return max([0.0] + list(neuron["acts"])) / s if s > 0 else 0.0
+
+
+def opening(data):
+    """The neuron the widget opens on: the chosen (top) neuron that shows most in the passage
+    (the first of a tie); the first neuron when none was chosen."""
+    tops = [n for n in data["neurons"] if n["kind"] == "top"] or data["neurons"][:1]
+    return max(tops, key=shown)  # max keeps the first of a tie
+
+
 def pick(data, index):
-    """The neuron to show: `index`, or the first top neuron when index is None."""
+    """The neuron to show: `index`, or opening(data) when index is None."""
     if index is None:
-        return next((n for n in data["neurons"] if n["kind"] == "top"), data["neurons"][0])
+        return opening(data)
     for n in data["neurons"]:
         if n["index"] == int(index):
             return n
@@ -106,7 +128,7 @@ def pick(data, index):
 # --- colour --------------------------------------------------------------------------------
 
 def scale(neuron):
-    """s of the symmetric scale [−s, s]: the neuron's validation maximum or the passage's largest |value|.
+    """s of the symmetric scale [−s, s]: the neuron's maximum over the reading chapters or the passage's largest |value|.
 
     >>> scale({"max": 0.75, "acts": [0.1, -0.9]}) -> 0.9
     """
@@ -224,9 +246,15 @@ def verdict(contexts):
             "text": text}
 
 
+def chapters(pair):
+    """>>> chapters([115, 120]), chapters([6, 6]) -> ('第 115–120 回', '第 6 回')"""
+    lo, hi = pair
+    return f"第 {lo} 回" if lo == hi else f"第 {lo}–{hi} 回"
+
+
 def criterion(data):
     n = max((len(x["contexts"]) for x in data["neurons"]), default=0)
-    return (f"判定规则：一个神经元在整个验证集上最亮的 {n} 处里，过半落在同一个 token 上，算「集中」；"
+    return (f"判定规则：一个神经元在{chapters(data['split']['read'])}里最亮的 {n} 处，过半落在同一个 token 上，算「集中」；"
             f"落在字的部分字节上的（单独显示为 {FRAGMENT}）不算一个 token，只注明它属于哪个字。")
 
 
@@ -235,28 +263,30 @@ def named(verdicts, key):
     return "、".join(f"#{v['index']}「{v[key]}」" for v in verdicts)
 
 
-def summary(verdicts):
-    """The top group against the random controls, as the verdicts say."""
+def summary(verdicts, data):
+    """The chosen group against the random controls on the reading chapters, as the verdicts say,
+    and what kind of comparison that is."""
     top = [v for v in verdicts if v["kind"] == "top"]
     rnd = [v for v in verdicts if v["kind"] == "random"]
     hits_t = [v for v in top if v["concentrated"]]
     hits_r = [v for v in rnd if v["concentrated"]]
     nt, ct, nr, cr = len(top), len(hits_t), len(rnd), len(hits_r)
-    first = (f"按最大激活挑出的 {nt} 个神经元里，{ct} 个集中在单个 token 上（{named(hits_t, 'peak')}）" if ct
-             else f"按最大激活挑出的 {nt} 个神经元里，没有一个集中在单个 token 上")
+    sel, read = chapters(data["split"]["select"]), chapters(data["split"]["read"])
+    first = (f"在{sel}按最大激活挑出 {nt} 个神经元，再到挑选时没用到的{read}里看它们最亮的几处："
+             + (f"{ct} 个集中在单个 token 上（{named(hits_t, 'peak')}）" if ct else "没有一个集中在单个 token 上"))
     if not nr:
         return first + "；这份数据没有随机对照。"
     fewer = cr * nt < ct * nr  # the random share is lower than the top share
     if cr:
-        second = f"随机对照的 {nr} 个里{'只有' if fewer else '有'} {cr} 个（{named(hits_r, 'peak')}）"
+        second = f"同样看随机抽的 {nr} 个，{'只有' if fewer else '有'} {cr} 个（{named(hits_r, 'peak')}）"
     else:
-        second = f"随机对照的 {nr} 个里一个也没有"
+        second = f"同样看随机抽的 {nr} 个，一个也没有"
     if fewer:
-        verdict_line = "按最大激活挑出的更容易读出规律" + ("，随机抽的大多读不出。" if 2 * cr < nr else "。")
+        verdict_line = "挑出的一组更容易读出规律。"
     elif cr * nt == ct * nr:
-        verdict_line = "两组读得出规律的比例一样：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
+        verdict_line = "两组读得出规律的比例一样：按最大激活挑选并没有挑出更好读的神经元。"
     else:
-        verdict_line = "随机对照读得出规律的比例反而更高：在这份数据里，按最大激活挑选并没有挑出更好读的神经元。"
+        verdict_line = "随机对照读得出规律的比例反而更高：按最大激活挑选并没有挑出更好读的神经元。"
     part_t = [v for v in top if v["belongs"]]
     part_r = [v for v in rnd if v["belongs"]]
     parts = ""
@@ -269,7 +299,10 @@ def summary(verdicts):
     frag_r = sum(v["fragments"] for v in rnd)
     fragments = (f"最亮处落在字的部分字节上的：挑出的一组 {sum(v['n'] for v in top)} 处里 {frag_t} 处，"
                  f"随机对照 {sum(v['n'] for v in rnd)} 处里 {frag_r} 处。")
-    return f"{first}；{second}。{verdict_line}{parts}{fragments}"
+    scope = (f"这只是一个示意：一个模型的第 {data['layer']} 层，两组各 {nt} 个和 {nr} 个神经元，"
+             if nt != nr else f"这只是一个示意：一个模型的第 {data['layer']} 层，两组各 {nt} 个神经元，")
+    scope += "数得出多少个「集中」，谈不上统计检验。"
+    return f"{first}；{second}。{verdict_line}{parts}{fragments}{scope}"
 
 
 def reading(params):
@@ -284,7 +317,7 @@ def reading(params):
     groups = {kind: {"n": sum(v["kind"] == kind for v in verdicts),
                      "concentrated": sum(v["kind"] == kind and v["concentrated"] for v in verdicts)}
               for kind, _ in GROUPS}
-    return {"neurons": verdicts, "summary": summary(verdicts), "criterion": criterion(data), **groups}
+    return {"neurons": verdicts, "summary": summary(verdicts, data), "criterion": criterion(data), **groups}
 
 
 # --- the widget ------------------------------------------------------------------------------
@@ -317,10 +350,10 @@ def token_detail(tokens, i, value, places=3):
 
 def kind_text(data, neuron):
     if neuron["kind"] == "top":
-        tops = sorted((n["max"] for n in data["neurons"] if n["kind"] == "top"), reverse=True)
-        rank = tops.index(neuron["max"]) + 1
+        tops = sorted((n["select_max"] for n in data["neurons"] if n["kind"] == "top"), reverse=True)
+        rank = tops.index(neuron["select_max"]) + 1
         return (f"按最大激活挑出：在第 {data['layer']} 层的 {num(data['d_ff'])} 个神经元里，"
-                f"它在验证集上的最大激活排第 {rank}。")
+                f"它在{chapters(data['split']['select'])}上的最大激活排第 {rank}；这里显示的都来自{chapters(data['split']['read'])}。")
     rest = data["d_ff"] - data["selection"]["top"]
     return (f"随机对照：从其余 {num(rest)} 个神经元里随机抽的"
             f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。")
@@ -339,7 +372,7 @@ def page_params(params):
 def view(params):
     """Everything the widget shows for one neuron: token colours and details, legend, contexts, reading.
 
-    params: {"neuron": index or None (the first top neuron), "data": neurons.json or its compact()}.
+    params: {"neuron": index or None (opening(data)), "data": neurons.json or its compact()}.
     """
     data = compact(params.get("data"))
     neuron = pick(data, params.get("neuron"))
@@ -347,7 +380,8 @@ def view(params):
     s = scale(neuron)
     tokens = data["tokens"]
     acts = neuron["acts"]
-    scale_source = (f"#{neuron['index']} 在整个验证集上的最大激活" if s == abs(neuron["max"])
+    read = chapters(data["split"]["read"])
+    scale_source = (f"#{neuron['index']} 在{read}里的最大激活" if s == abs(neuron["max"])
                     else f"这段文字里 #{neuron['index']} 的激活绝对值的最大值")
     fragments = sum(1 for t in tokens if t[1])
     empty = sum(1 for t in tokens if not t[0])
@@ -379,11 +413,12 @@ def view(params):
             "legend-max": lg["max"],
             "legend-note": (f"橙 = 正，蓝 = 负，没有底色 = 0。每个神经元各用自己的刻度："
                             f"最深的颜色 = ±{lg['max']}（{scale_source}）。"),
-            "passage-note": (f"第 {data['chapter']} 回的一段（验证集，训练时没见过），共 {num(len(tokens))} 个 token，"
+            "passage-note": (f"第 {data['chapter']} 回的一段（验证集，训练时没见过）。它是在{read}里按「挑出的神经元在哪段最显眼」"
+                             f"选出来的：用来看挑出的神经元，不用来比两组。共 {num(len(tokens))} 个 token，"
                              f"其中 {num(fragments)} 个是被拆开的字节（字节碎片）；"
                              f"不含整字的 {num(empty)} 个显示为小号 {FRAGMENT}。"),
             "token-detail": "把鼠标停在一个字上、点一下，或用方向键逐个查看：这里显示它的 token 和激活值。",
-            "contexts-title": f"#{neuron['index']} 在整个验证集上最亮的 {len(neuron['contexts'])} 处",
+            "contexts-title": f"#{neuron['index']} 在{read}里最亮的 {len(neuron['contexts'])} 处",
             "verdict": f"读一读（{name} #{neuron['index']}）：{v['text']}。",
             "criterion": criterion(data),
         },
