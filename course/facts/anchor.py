@@ -37,6 +37,7 @@ def anchor_facts(anchor):
         # Embedding plus each write, all independent with variance 1: the std of their sum.
         "residual_std": math.sqrt(residual_writes + 1),
         "rms_norm_eps": t["rms_norm_eps"],
+        "dtype": t["dtype"],  # the precision its config names ("bfloat16")
     }
 
 

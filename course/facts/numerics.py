@@ -23,6 +23,16 @@ def silu_overflow_fp16():
     return hi, limit
 
 
+def bf16_max():
+    """The largest bfloat16: 8 exponent bits like fp32, 7 mantissa bits, so (2 - 2^-7) * 2^127.
+
+    >>> bf16_max() -> 3.3895...e38
+    """
+    return (2 - 2 ** -7) * 2.0 ** 127
+
+
 def facts(data):
     x, limit = silu_overflow_fp16()
-    return {"silu10_times10": silu(10.0) * 10.0, "fp16": {"silu_overflow_x": x, "max": limit}}
+    return {"silu10_times10": silu(10.0) * 10.0,
+            "fp16": {"silu_overflow_x": x, "max": limit, "sqrt_max": math.sqrt(limit)},
+            "bf16": {"max": bf16_max()}}

@@ -5,6 +5,39 @@ heatmap widgets receive their slices of the export from here.
 """
 
 
+def largest_power_of_two_factor(n):
+    """largest_power_of_two_factor(688) -> 16 (688 = 43 x 16)"""
+    return n & -n
+
+
+def ffn_shapes(d, d_ff, d_ff_linear):
+    """Per-layer FFN sizes: SwiGLU's three d x d_ff matrices, the linear control's two d x d_ff_linear,
+    the 256 x 256 map those two multiply into, and the plain two-matrix FFN 4d wide."""
+    swiglu = 3 * d * d_ff
+    linear = 2 * d * d_ff_linear
+    plain_4d = 2 * d * 4 * d
+    multiple = largest_power_of_two_factor(d_ff)
+    return {"swiglu_per_layer": swiglu, "linear_per_layer": linear, "linear_map_numbers": d * d,
+            "plain_4d_per_layer": plain_4d, "swiglu_over_plain_4d": swiglu / plain_4d - 1,
+            "eight_thirds": 8 * d / 3, "d_ff_multiple": multiple, "d_ff_units": d_ff // multiple,
+            # True when d_ff is the multiple of `multiple` nearest to 8d/3 (688 for d = 256).
+            "d_ff_is_nearest_multiple": round(8 * d / 3 / multiple) * multiple == d_ff}
+
+
+def neuron_model_facts(neurons, ablation):
+    """The checkpoint the heatmap reads, against the ablation's run of the same variant and seed."""
+    m = neurons["model"]
+    run = next(v for v in ablation["variants"] if v["name"] == m["variant"])
+    committed = dict(zip(run["seeds"], run["val_losses"])).get(m["seed"])
+    differs = sorted(k for k in m["train_config"].keys() | ablation["train_config"].keys()
+                     if m["train_config"].get(k) != ablation["train_config"].get(k))
+    return {"variant": m["variant"], "seed": m["seed"], "val_loss": m["val_loss"], "train_loss": m["train_loss"],
+            "precision": m["precision"], "fp32": m["precision"] == "fp32",
+            "committed_val_loss": committed, "same_settings": not differs, "settings_differ": differs,
+            "command": neurons["command"], "date": neurons["date"],
+            "select_chapters": neurons["split"]["select_chapters"], "read_chapters": neurons["split"]["read_chapters"]}
+
+
 def real_model_facts(card, ablation, neurons):
     """Numbers the lesson quotes about our model, and the data its two widgets draw."""
     arch = card["architecture"]
@@ -26,6 +59,9 @@ def real_model_facts(card, ablation, neurons):
         "baseline_mean": sum(variants["baseline"]["val_losses"]) / len(variants["baseline"]["val_losses"]),
         "noise_floor": ablation["noise_floor"],
         "layer_number": neurons["layer"]["number"],
+        "shapes": ffn_shapes(arch["d_model"], arch["d_ff"], variants["linear_ffn"]["d_ff"]),
+        "train_means": {k: sum(v["train_losses"]) / len(v["train_losses"]) for k, v in variants.items()},
+        "neuron_model": neuron_model_facts(neurons, ablation),
         "ablation": {
             "variants": ablation["variants"],  # the widget's page_params keeps what the page needs
             "references": ablation["references"],
@@ -33,6 +69,10 @@ def real_model_facts(card, ablation, neurons):
             "tokens_per_run": ablation["tokens_per_run"],
             "date": card["date"],
         },
+        # What the lesson's readings of the chart need beside it (widgets/ablation fit_reading).
+        "train_tokens": card["split"]["train_tokens"],
+        "epochs": card["training"]["epochs"],
+        "val_chapters": card["split"]["val_chapters"],
         "neurons": neurons,
     }
 

@@ -87,3 +87,19 @@ def test_resnet_table_agrees_with_the_papers_own_sentences(facts):
     assert round(r["resnet_deeper_better_by"], 1) == 2.8 or round(r["resnet_deeper_better_by"], 2) == 2.85
     assert round(r["resnet_vs_plain_deep"], 1) == 3.5
     assert r["plain_deeper_worse_by"] > 0  # the degradation: 34 plain layers do worse than 18
+
+
+def test_fp16_and_bf16_limits(facts):
+    """SiLU(x) * x leaves fp16 near sqrt(65,504) = 255.94; bf16 reaches (2 - 2^-7) * 2^127."""
+    assert round(facts["fp16"]["sqrt_max"], 2) == 255.94 == round(facts["fp16"]["silu_overflow_x"], 2)
+    assert facts["bf16"]["max"] == pytest.approx(3.3895e38, rel=1e-4)
+    assert facts["anchor"]["dtype"] == "bfloat16"
+
+
+def test_our_models_ffn_shapes():
+    from course.facts.real_model import ffn_shapes
+    s = ffn_shapes(256, 688, 1032)
+    assert s["swiglu_per_layer"] == s["linear_per_layer"] == 528_384 and s["linear_map_numbers"] == 65_536
+    assert s["plain_4d_per_layer"] == 524_288 and round(100 * s["swiglu_over_plain_4d"], 1) == 0.8
+    assert (s["d_ff_multiple"], s["d_ff_units"], s["d_ff_is_nearest_multiple"]) == (16, 43, True)
+    assert ffn_shapes(256, 696, 1044)["d_ff_is_nearest_multiple"] is False  # 8 x 87; 680 is nearer 682.7

@@ -147,3 +147,89 @@ def test_a_curve_that_rose_at_the_end_is_not_said_to_have_fallen():
                                          {"tokens": 300, "val_loss": 5.33}]]
     said = model.curve_sentences(data)[3]
     assert "从 5.320 变到 5.330，没有再降" in said and "降了" not in said and "基本不再进步" in said
+
+
+# --- the lesson's own reading of the FFN chart (lesson 1 shows the widget with readings=False) ---
+
+def fitted(name, n_layer, params, val, train, gaps=(0.1, 0.2, 0.3, 0.4)):
+    """A variant whose seeds end at `val`/`train`, its train/val gap per evaluation = `gaps`."""
+    n = len(gaps)  # validation falls by 0.1 per evaluation and ends at the seed's loss
+    histories = [[{"step": 100 * (i + 1), "tokens": 100 * (i + 1), "val_loss": x + (n - 1 - i) * 0.1,
+                   "train_loss": x + (n - 1 - i) * 0.1 - g} for i, g in enumerate(gaps)] for x in val]
+    return {"name": name, "description": "", "n_layer": n_layer, "params": params, "seeds": list(range(len(val))),
+            "val_losses": list(val), "train_losses": list(train), "histories": histories}
+
+
+def ffn_data(linear=(5.05, 5.04), no_ffn=(5.52, 5.50), attn=(5.70, 5.69), base=(4.84, 4.85),
+             base_gaps=(0.0, 0.5, 0.8, 1.1)):
+    return {"variants": [fitted("baseline", 4, 3688704, base, (3.73, 3.73), base_gaps),
+                         fitted("linear_ffn", 4, 3688704, linear, (4.39, 4.39)),
+                         fitted("no_ffn", 4, 1574144, no_ffn, (5.25, 5.25)),
+                         fitted("attn_only_12l", 12, 3673344, attn, (5.52, 5.52))],
+            "references": {"unigram": 6.99, "bigram": 5.62}, "metric": "nats", "tokens_per_run": 400, "date": "x"}
+
+
+def test_the_split_is_computed_from_the_means_and_the_comparisons_floor():
+    data = ffn_data()
+    s = model.split_at(data)
+    assert s["total"] == pytest.approx(5.51 - 4.845) and s["recovered"] == pytest.approx(5.51 - 5.045)
+    assert s["rest"] == pytest.approx(5.045 - 4.845) and s["floor"] == pytest.approx(0.01)
+    assert s["recovered_share"] + s["rest_share"] == pytest.approx(1.0)
+    text = model.split_reading(data)
+    assert "FFN 一共让验证集损失降了 0.665" in text and "0.465（70%）线性 FFN 就做到了" in text
+    assert "剩下的 0.200（30%）要靠非线性，是这组比较噪声底线 0.010 的 20.0 倍" in text
+    assert "较小的那一部分" in text
+
+
+def test_a_nonlinear_part_inside_the_floor_or_below_zero_is_not_called_real():
+    inside = model.split_reading(ffn_data(linear=(4.86, 4.84)))
+    assert "分不出非线性有没有额外的好处" in inside and "是真的" not in inside
+    better = model.split_reading(ffn_data(linear=(4.60, 4.61)))
+    assert "反而比基线还低" in better and "%" not in better
+    most = model.split_reading(ffn_data(linear=(5.40, 5.41)))
+    assert "不到一半" in most and "占了大头" in most
+
+
+def test_the_fit_reading_follows_the_histories():
+    text = model.fit_reading(ffn_data(), 488497, 8.8, [109, 120])
+    assert text.startswith("训练集只有 488,497 个 token，每个模型把它读了 8.8 遍。")
+    assert "基线最后的训练损失是 3.730、验证集损失 4.845，差 1.115，而且越训越大（第 300 步时是 0.800）" in text
+    assert "线性 FFN 0.655、去掉 FFN 0.260、纯注意力 12 层 0.175" in text and "都小得多" in text
+    assert "第 109–120 回" in text and text.endswith("只对这个训练量和这份语料成立。")
+    shrinking = model.fit_reading(ffn_data(base_gaps=(0.0, 0.5, 1.2, 1.1)), 488497, 8.8, [109, 120])
+    assert "越训越大" not in shrinking and "明显过拟合" not in shrinking
+
+
+def test_overfitting_needs_a_growing_gap_a_stalled_validation_loss_and_the_widest_gap():
+    data = ffn_data()
+    for v in data["variants"]:  # one baseline seed rose over the last interval, every control still falling fast
+        for k, h in enumerate(v["histories"]):
+            h[-2]["val_loss"] = h[-1]["val_loss"] + ((0.004, -0.002)[k] if v["name"] == "baseline" else 0.05)
+    over = model.overfitting(data)
+    assert over["growing"] and over["stalled"] and over["gap"] == pytest.approx(1.115)
+    assert model.overfitting(ffn_data(base_gaps=(0.0, 0.5, 1.2, 1.1)))["stalled"] is False
+
+
+def test_the_deep_attention_stack_is_read_as_a_training_failure_only_when_it_is_worse():
+    worse = model.attention_depth_reading(ffn_data())
+    assert "纯注意力 12 层的参数是去掉 FFN 的 2.3 倍" in worse and "还高 0.185" in worse
+    assert "也只比插值 bigram 在验证集上的 5.62 低 0.10" in worse and "「这样训不出来」" in worse
+    level = model.attention_depth_reading(ffn_data(attn=(5.51, 5.50)))
+    assert "分不出高下" in level and "训不出来" not in level
+
+
+def test_the_evidence_sentence_gives_every_gap_and_the_split_once():
+    text = model.evidence_sentence(ffn_data())
+    assert "线性 FFN、去掉 FFN、纯注意力 12 层的验证集损失比基线分别高 0.200、0.665、0.850" in text
+    assert "都超出了噪声底线" in text and "线性映射拿走 70%，非线性占 30%" in text
+    mixed = model.evidence_sentence(ffn_data(linear=(4.60, 4.61)))
+    assert "减去基线分别是 −0.240、+0.665" in mixed and "%" not in mixed
+
+
+def test_readings_false_leaves_the_sentences_out_of_the_widget():
+    from course.widgets import Renderer
+    data = ffn_data()
+    shown = str(Renderer({"num": model.num})("ablation", data=data))
+    hidden = str(Renderer({"num": model.num})("ablation", data=data, readings=False))
+    sentence = model.sentences(data)[0]
+    assert sentence in shown and sentence not in hidden and "abl-curves" in hidden

@@ -132,6 +132,180 @@ def sentences(data):
     return out
 
 
+def by_name(data):
+    return {v["name"]: v for v in data["variants"]}
+
+
+def floor_between(a, b):
+    """The noise floor of comparing variants a and b: the larger of their seed ranges (0 with one run each)."""
+    ranges = [r for r in (spread(a["val_losses"]), spread(b["val_losses"])) if r is not None]
+    return max(ranges) if ranges else 0.0
+
+
+def times(x, floor):
+    """x as a multiple of the floor. times(0.2, 0.048) -> '4.2'"""
+    return num(x / floor, 1) if floor else "无穷"
+
+
+def split_at(data, without="no_ffn", partial="linear_ffn", full="baseline"):
+    """How the validation gap from `without` down to `full` divides at `partial`: the part `partial`
+    already recovers and the rest, with the noise floor of the partial-vs-full comparison.
+
+    no FFN 5.5, linear FFN 5.0, SwiGLU 4.8 -> total 0.7, recovered 0.5 (71%), rest 0.2 (29%)
+    """
+    v = by_name(data)
+    m = {k: mean(v[k]["val_losses"]) for k in (without, partial, full)}
+    total = m[without] - m[full]
+    recovered = m[without] - m[partial]
+    rest = m[partial] - m[full]
+    floor = floor_between(v[partial], v[full])
+    return {"without": m[without], "partial": m[partial], "full": m[full], "total": total,
+            "recovered": recovered, "rest": rest, "recovered_share": recovered / total if total else 0.0,
+            "rest_share": rest / total if total else 0.0, "floor": floor, "rest_beats_floor": rest > floor}
+
+
+def split_reading(data):
+    """The FFN's gain over no FFN, split into what a linear per-token map already gives and what
+    the non-linearity adds, decided by the numbers."""
+    s = split_at(data)
+    if s["total"] <= 0:
+        return (f"去掉 FFN 的模型（{num(s['without'], 3)}）并不比基线（{num(s['full'], 3)}）差，"
+                f"这份数据里 FFN 没有带来可以拆分的好处。")
+    out = (f"从去掉 FFN 的 {num(s['without'], 3)} 到基线的 {num(s['full'], 3)}，FFN 一共让验证集损失降了 "
+           f"{num(s['total'], 3)}。")
+    if s["rest"] < -s["floor"]:  # the linear FFN beat SwiGLU
+        return out + (f"线性 FFN（{num(s['partial'], 3)}）反而比基线还低 {num(-s['rest'], 3)}，超出这组比较的噪声底线 "
+                      f"{num(s['floor'], 3)}：这份数据里，非线性没有带来额外的好处。")
+    if s["recovered"] <= 0:
+        out += f"线性 FFN（{num(s['partial'], 3)}）却没有比去掉 FFN 更好"
+    else:
+        out += (f"其中 {num(s['recovered'], 3)}（{num(100 * s['recovered_share'], 0)}%）线性 FFN 就做到了"
+                + ("：一个逐 token 的线性映射已经能拿走大部分" if s["recovered_share"] > 0.5 else "，不到一半"))
+    if s["rest_beats_floor"]:
+        out += (f"；剩下的 {num(s['rest'], 3)}（{num(100 * s['rest_share'], 0)}%）要靠非线性，"
+                f"是这组比较噪声底线 {num(s['floor'], 3)} 的 {times(s['rest'], s['floor'])} 倍。")
+        out += ("非线性的好处是真的，但在这个规模上它是较小的那一部分。" if s["rest_share"] < 0.5 else
+                "非线性的好处是真的，而且占了大头。")
+    else:
+        out += (f"；线性 FFN 和基线只差 {num(abs(s['rest']), 3)}，没有超出这组比较的噪声底线 {num(s['floor'], 3)}："
+                f"我们的数据分不出非线性有没有额外的好处。")
+    return out
+
+
+def fit_gap(variant):
+    """Validation minus training loss, averaged over the variant's seeds, at every evaluation:
+    [(step, gap), ...]. The training loss is the mean of recent minibatches (dropout on)."""
+    hs = variant["histories"]
+    return [(first["step"], mean([h[i]["val_loss"] - h[i]["train_loss"] for h in hs])) for i, first in enumerate(hs[0])]
+
+
+def final_gap(variant):
+    """Mean final validation loss minus mean final training loss."""
+    return mean(variant["val_losses"]) - mean(variant["train_losses"])
+
+
+def overfitting(data):
+    """The baseline's train/validation gap: its size at the end, whether it grew over the second half
+    of training, and whether the validation loss has stalled (not still learning, as judged by
+    still_learning) while the gap is larger than every control's."""
+    v = by_name(data)
+    base = v["baseline"]
+    gaps = fit_gap(base)
+    half = len(gaps) // 2
+    end = final_gap(base)
+    growing = len(gaps) > half + 1 and all(b[1] > a[1] for a, b in zip(gaps[half:], gaps[half + 1:]))
+    learning = still_learning(data).get("baseline")
+    widest = all(final_gap(x) < end for x in data["variants"] if x["name"] != "baseline")
+    return {"gap": end, "growing": growing, "mid_step": gaps[half][0], "mid_gap": gaps[half][1],
+            "stalled": bool(learning) and not learning["still"] and growing and widest}
+
+
+def fit_reading(data, train_tokens, epochs, val_chapters):
+    """Training against validation loss: how far the baseline has gone into memorising its small
+    training text, how the controls compare, and so what the chart's gaps are worth.
+    val_chapters: [first, last] chapter of the validation split."""
+    base = by_name(data)["baseline"]
+    train, val = mean(base["train_losses"]), mean(base["val_losses"])
+    over = overfitting(data)
+    learning = still_learning(data)
+    out = (f"训练集只有 {num(train_tokens)} 个 token，每个模型把它读了 {num(epochs, 1)} 遍。"
+           f"基线最后的训练损失是 {num(train, 3)}、验证集损失 {num(val, 3)}，差 {num(val - train, 3)}")
+    if over["growing"]:
+        out += f"，而且越训越大（第 {num(over['mid_step'])} 步时是 {num(over['mid_gap'], 3)}）"
+    b = learning.get("baseline")
+    if b and not b["still"]:
+        out += f"；最后 {num(b['tokens'])} 个 token 里它的验证集损失只从 {num(b['from'], 3)} 变到 {num(b['to'], 3)}"
+    if over["stalled"]:
+        out += "：它已经明显过拟合，在训练集上越来越好，在验证集上几乎不动了"
+    out += "。"
+    controls = [x for x in data["variants"] if x["name"] != "baseline"]
+    parts = "、".join(f"{short(x['name'])}{' ' + str(x['n_layer']) + ' 层' if x['name'] == 'attn_only_12l' else ''}"
+                      f" {num(final_gap(x), 3)}" for x in controls)
+    smaller = all(final_gap(x) < over["gap"] for x in controls)
+    still = [x for x in controls if learning.get(x["name"], {}).get("still")]
+    out += f"对照的这个差距{'都小得多' if smaller else '并不都更小'}（{parts}）"
+    if still and len(still) == len(controls):
+        out += "，验证集损失到训练结束也都还在降。"
+    elif still:
+        out += f"，其中{'、'.join(short(x['name']) for x in still)}的验证集损失到训练结束还在降。"
+    else:
+        out += "。"
+    out += (f"验证集是最后的第 {val_chapters[0]}–{val_chapters[1]} 回，这个差距里也有新章节、新人名的份。"
+            "所以图上各模型之间的差距，只对这个训练量和这份语料成立。")
+    return out
+
+
+def attention_depth_reading(data, deep="attn_only_12l", shallow="no_ffn"):
+    """The deep attention-only stack against the shallow model without FFN: more parameters, and
+    how it trained, decided by the numbers (a trainability reading, not a capability one)."""
+    v = by_name(data)
+    d, s = v[deep], v[shallow]
+    md, ms = mean(d["val_losses"]), mean(s["val_losses"])
+    floor = floor_between(d, s)
+    bigram = data["references"]["bigram"]
+    worse = md - ms > floor
+    out = f"纯注意力 {d['n_layer']} 层的参数是去掉 FFN 的 {num(d['params'] / s['params'], 1)} 倍"
+    if worse:
+        out += f"，验证集损失 {num(md, 3)} 却比后者的 {num(ms, 3)} 还高 {num(md - ms, 3)}（噪声底线 {num(floor, 3)}）"
+    elif ms - md > floor:
+        out += f"，验证集损失 {num(md, 3)} 比后者的 {num(ms, 3)} 低 {num(ms - md, 3)}（噪声底线 {num(floor, 3)}）"
+    else:
+        out += f"，验证集损失 {num(md, 3)} 和后者的 {num(ms, 3)} 分不出高下（噪声底线 {num(floor, 3)}）"
+    train = mean(d["train_losses"])
+    if train < bigram:
+        out += f"；它在训练集上的损失 {num(train, 3)}，也只比插值 bigram 在验证集上的 {num(bigram, 2)} 低 {num(bigram - train, 2)}。"
+    else:
+        out += f"；它在训练集上的损失 {num(train, 3)}，甚至不比插值 bigram 在验证集上的 {num(bigram, 2)} 低。"
+    out += (
+            f"它用的是为 {v['baseline']['n_layer']} 层基线挑的学习率和日程，没有单独调过")
+    if worse:
+        out += ("：更深的纯注意力栈在这套配方下训练本身就有困难，"
+                "这个对照说明的是「这样训不出来」，不是「注意力表达不了」。")
+    else:
+        out += "。"
+    return out
+
+
+def evidence_sentence(data):
+    """⑦'s one sentence: every control's gap to the baseline against its floor, and the split."""
+    _, rows = comparisons(data)
+    controls = [r for r in rows if r["name"] != "baseline"]
+    names = "、".join(short(r["name"]) + (" 12 层" if r["name"] == "attn_only_12l" else "") for r in controls)
+    floors = sorted({round(r["floor"], 3) for r in controls})
+    floor = num(floors[0], 3) if len(floors) == 1 else f"{num(floors[0], 3)}–{num(floors[-1], 3)}"
+    if all(r["gap"] > 0 for r in controls):
+        out = f"在我们的模型上，{names}的验证集损失比基线分别高 {'、'.join(num(r['gap'], 3) for r in controls)}（噪声底线 {floor}）"
+    else:
+        out = (f"在我们的模型上，{names}的验证集损失减去基线分别是 "
+               f"{'、'.join(('+' if r['gap'] > 0 else '') + num(r['gap'], 3) for r in controls)}（噪声底线 {floor}）")
+    out += "，都超出了噪声底线" if all(r["worse"] for r in controls) else "，并不都确实更差"
+    s = split_at(data)
+    if s["total"] > 0 and 0 <= s["recovered_share"] <= 1:
+        out += (f"；去掉 FFN 到基线的 {num(s['total'], 3)} 里，线性映射拿走 {num(100 * s['recovered_share'], 0)}%，"
+                f"非线性占 {num(100 * s['rest_share'], 0)}%")
+    return out + "。"
+
+
 def mean_curve(variant):
     """Validation loss at each evaluation, averaged over the variant's seeds: [(tokens, loss), ...]."""
     histories = variant["histories"]
