@@ -39,6 +39,13 @@ def text(site_dir):
     "4 × 25 = 100",             # Kimi K3's SiTU-GLU bound
     "0.841、0.272、0.318、0.841",  # the two-neuron FFN with GPT-2's GELU
     "ŷ = −p − n + 2",           # ... without an activation
+    "255.94",                   # sqrt(65,504): where SiLU(x) * x leaves fp16
+    "3.39 × 10³⁸",              # bf16's maximum, the anchor's dtype
+    "21,845",                   # DeepSeek's 8d/3, which 22,016 only approximates
+    "2.69",                     # ... 22,016 / 8,192
+    "c_fc、c_proj 各带一个偏置（3,072 个和 768 个数）",  # what the shape widget leaves out
+    "第 1 步 · 朴素方案",          # stepper tabs that do not collide with ①-⑩
+    "Geva 等 2021",              # the key-value analogy's source
 ])
 def test_page_shows_the_computed_number(text, expected):
     assert expected in text
@@ -80,8 +87,120 @@ def test_real_model_section_reads_the_export(text):
     real = build_facts(load_data(ROOT / "data", ROOT))["real"]
     assert real is not None, "data/real-model/ is committed, so the section must render"
     assert f"= {real['residual_init_std']:.5f}" in text  # 0.02 / sqrt(2 x 4) in the evolution table
-    for sentence in load_model("ablation").sentences(real["ablation"]):
-        assert sentence in text
     reading = load_model("neuron-heatmap").reading({"data": real["neurons"]})
     assert reading["summary"] in text
     assert "这一节正在准备" not in text
+
+
+def real_facts():
+    from support import ROOT
+    from course.data import load_data
+    from course.facts import build_facts
+    return build_facts(load_data(ROOT / "data", ROOT))["real"]
+
+
+def export_files():
+    import json
+    from support import ROOT
+    return {n: json.loads((ROOT / "data" / "real-model" / f"{n}.json").read_text(encoding="utf-8"))
+            for n in ("model-card", "ablation", "neurons")}
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def test_the_lessons_readings_of_the_ablation_are_on_the_page(text):
+    """Every generated reading of the chart (the widget shows none on this page) is printed once."""
+    from course.widgets import load_model
+    real, abl = real_facts(), load_model("ablation")
+    readings = [abl.split_reading(real["ablation"]),
+                abl.fit_reading(real["ablation"], real["train_tokens"], real["epochs"], real["val_chapters"]),
+                abl.attention_depth_reading(real["ablation"]), abl.evidence_sentence(real["ablation"])]
+    for reading in readings:
+        assert text.count(reading) == 1, reading
+    for sentence in abl.sentences(real["ablation"]) + abl.curve_sentences(real["ablation"]):
+        assert sentence not in text  # readings=False: the per-variant template is not repeated here
+    assert "唯一的区别就是非线性" not in text and "答案以那一节的实测数据为准" not in text
+
+
+def test_the_ablation_readings_are_true_against_the_export(text):
+    """The figures in those readings, recomputed here from ablation.json and model-card.json alone."""
+    files = export_files()
+    v = {x["name"]: x for x in files["ablation"]["variants"]}
+    m = {k: mean(x["val_losses"]) for k, x in v.items()}
+    rng = {k: max(x["val_losses"]) - min(x["val_losses"]) for k, x in v.items()}
+    total, recovered, rest = m["no_ffn"] - m["baseline"], m["no_ffn"] - m["linear_ffn"], m["linear_ffn"] - m["baseline"]
+    floor = max(rng["linear_ffn"], rng["baseline"])
+    assert rest > floor and 0.5 < recovered / total < 1  # the export this page reads: the linear map does most
+    assert f"FFN 一共让验证集损失降了 {total:.3f}" in text
+    assert f"其中 {recovered:.3f}（{100 * recovered / total:.0f}%）线性 FFN 就做到了" in text
+    assert f"剩下的 {rest:.3f}（{100 * rest / total:.0f}%）要靠非线性，是这组比较噪声底线 {floor:.3f} 的 {rest / floor:.1f} 倍" in text
+    card = files["model-card"]
+    train = mean(v["baseline"]["train_losses"])
+    assert f"训练集只有 {card['split']['train_tokens']:,} 个 token，每个模型把它读了 {card['training']['epochs']:.1f} 遍" in text
+    assert f"基线最后的训练损失是 {train:.3f}、验证集损失 {m['baseline']:.3f}，差 {m['baseline'] - train:.3f}" in text
+    hs = v["baseline"]["histories"]
+    gaps = [mean([h[i]["val_loss"] - h[i]["train_loss"] for h in hs]) for i in range(len(hs[0]))]
+    half = len(gaps) // 2
+    assert all(b > a for a, b in zip(gaps[half:], gaps[half + 1:]))  # the gap grows through the second half
+    assert f"第 {hs[0][half]['step']:,} 步时是 {gaps[half]:.3f}" in text
+    for name in ("linear_ffn", "no_ffn", "attn_only_12l"):
+        gap = m[name] - mean(v[name]["train_losses"])
+        assert gap < m["baseline"] - train and f" {gap:.3f}" in text
+    deep, shallow = v["attn_only_12l"], v["no_ffn"]
+    assert m["attn_only_12l"] - m["no_ffn"] > max(rng["attn_only_12l"], rng["no_ffn"])
+    assert f"纯注意力 12 层的参数是去掉 FFN 的 {deep['params'] / shallow['params']:.1f} 倍" in text
+    assert f"它在训练集上的损失 {mean(deep['train_losses']):.3f}" in text and "「这样训不出来」" in text
+    for name in ("linear_ffn", "no_ffn", "attn_only_12l"):
+        assert f"{m[name] - m['baseline']:.3f}" in text
+
+
+def test_the_linear_control_and_the_widths_are_described_from_the_shapes(text):
+    files = export_files()
+    arch = files["model-card"]["architecture"]
+    d, d_ff = arch["d_model"], arch["d_ff"]
+    lin = next(x for x in files["ablation"]["variants"] if x["name"] == "linear_ffn")["d_ff"]
+    assert 2 * d * lin == 3 * d * d_ff
+    assert f"{2 * d * lin:,} 个参数只能表达 {d * d:,} 个数" in text  # one d x d map
+    assert "两层线性合成一层" in text and "门控的乘法也一起拿掉了" in text and "没有为它们单独调过" in text
+    assert d_ff == 43 * 16 and "43×16" in text.replace(" ", "")
+    assert f"多 {100 * (3 * d * d_ff / (2 * d * 4 * d) - 1):.1f}%" in text
+    assert "nats / token" in text and "为底" in text
+
+
+def test_the_model_card_gives_the_train_losses_and_the_neuron_export(text):
+    files = export_files()
+    for x in files["ablation"]["variants"]:
+        assert f"{mean(x['train_losses']):.3f}" in text
+    neurons = files["neurons"]
+    assert neurons["command"] in text and files["model-card"]["command"] in text
+    assert f"重训模型的验证集损失是 {neurons['model']['val_loss']:.3f}" in text
+    seed0 = next(x for x in files["ablation"]["variants"] if x["name"] == "baseline")["val_losses"][0]
+    assert f"消融里的种子 0 是 {seed0:.3f}" in text
+    assert ("全程用 fp32 计算" in text) == (neurons["model"]["precision"] == "fp32")
+
+
+def test_the_heatmap_reading_is_true_against_the_export(text):
+    """Chosen on some validation chapters, read on the others; the counts recomputed from neurons.json."""
+    from course.widgets import load_model
+    neurons = export_files()["neurons"]
+    split = neurons["split"]
+    assert split["select_chapters"][1] < split["read_chapters"][0] <= neurons["passage"]["chapter"]
+    assert all(split["read_chapters"][0] <= c["chapter"] for n in neurons["neurons"] for c in n["top_contexts"])
+    kinds = [n["kind"] for n in neurons["neurons"]]
+    assert kinds.count("random") >= kinds.count("top")
+
+    def concentrated(n):
+        whole = [c["token"] for c in n["top_contexts"] if not c["fragment"]]
+        return any(2 * whole.count(t) > len(n["top_contexts"]) for t in whole)
+
+    top = [n for n in neurons["neurons"] if n["kind"] == "top"]
+    rnd = [n for n in neurons["neurons"] if n["kind"] == "random"]
+    reading = load_model("neuron-heatmap").reading({"data": neurons})
+    assert (reading["top"]["concentrated"], reading["random"]["concentrated"]) == \
+        (sum(map(concentrated, top)), sum(map(concentrated, rnd)))
+    assert reading["summary"] in text and "这只是一个示意" in reading["summary"]
+    sel, read = split["select_chapters"], split["read_chapters"]
+    assert f"在第 {sel[0]}–{sel[1]} 回按最大激活挑出 {len(top)} 个神经元" in text
+    assert f"都只来自第 {read[0]}–{read[1]} 回" in text and "不能拿来比较两组" in text
