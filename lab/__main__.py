@@ -6,9 +6,10 @@
     python -m lab export --out data/real-model [key=value ...]
     python -m lab neurons --work ../lab-runs --out data/real-model [key=value ...]   (neurons.json only)
     python -m lab residual --corpus PATH --out data/real-model/residual [key=value ...]
+    python -m lab mechanism --corpus PATH --out data/real-model/residual [key=value ...]
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, ExportConfig,
-AllConfig, residual.ResidualConfig); a key that no stage's config has is an error. Re-running a command
+AllConfig, residual.ResidualConfig, mechanism.MechanismConfig); a key that no stage's config has is an error. Re-running a command
 resumes: finished runs are skipped, interrupted ones continue from their checkpoint.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path, PureWindowsPath
 
-from lab import export, prepare, residual, train
+from lab import export, mechanism, prepare, residual, train
 from lab.model import VARIANTS
 
 
@@ -183,25 +184,28 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
     print(f"all: done in {time.time() - t0:.0f} s this invocation")
 
 
-def run_residual(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
-    """The residual experiment (lab/residual.py): one process, one run at a time with every core."""
-    r, p, t = split_overrides(overrides, [residual.ResidualConfig, prepare.PrepareConfig, train.TrainConfig])
-    for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir"):
+def run_residual(corpus: str, out: str, work: str, overrides: list[str], command: str, experiment=residual) -> None:
+    """The residual experiment (lab/residual.py) or its mechanism runs (lab/mechanism.py): one
+    process, one run at a time with every core."""
+    config_class = residual.ResidualConfig if experiment is residual else mechanism.MechanismConfig
+    r, p, t = split_overrides(overrides, [config_class, prepare.PrepareConfig, train.TrainConfig])
+    for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir", "stop_at"):
         if forbidden in t or forbidden in p:
-            raise SystemExit(f"`residual` sets {forbidden} itself; use the single-step commands to choose it")
+            raise SystemExit(f"`{experiment.__name__.split('.')[-1]}` sets {forbidden} itself;"
+                             " use the single-step commands or the --work option to choose it")
     import torch
 
     threads = 0 if torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda") else (os.cpu_count() or 1)
     base = config_from(train.TrainConfig, {**t, "data_dir": str(Path(work) / "data"), "threads": t.get("threads", threads)})
     prep = config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": work})
-    residual.run(config_from(residual.ResidualConfig, r), prep, base, out, command)
+    experiment.run(config_from(config_class, r), prep, base, out, command)
 
 
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["all", "prepare", "train", "export", "neurons", "residual"])
+    parser.add_argument("command", choices=["all", "prepare", "train", "export", "neurons", "residual", "mechanism"])
     parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare, residual)")
     parser.add_argument("--out", help="export directory (all, export, neurons: data/real-model; residual:"
                                       " data/real-model/residual)")
@@ -209,7 +213,7 @@ def main(argv=None) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_intermixed_args(argv)
     command = portable_command(argv)
-    out = args.out or ("data/real-model/residual" if args.command == "residual" else "data/real-model")
+    out = args.out or ("data/real-model/residual" if args.command in ("residual", "mechanism") else "data/real-model")
 
     if args.command == "all":
         if not args.corpus:
@@ -219,10 +223,16 @@ def main(argv=None) -> None:
         if not args.corpus:
             parser.error("residual needs --corpus")
         run_residual(args.corpus, out, args.work, args.overrides, command)
+    elif args.command == "mechanism":
+        if not args.corpus:
+            parser.error("mechanism needs --corpus")
+        run_residual(args.corpus, out, args.work, args.overrides, command, experiment=mechanism)
     elif args.command == "prepare":
         if not args.corpus:
             parser.error("prepare needs --corpus")
         (p,) = split_overrides(args.overrides, [prepare.PrepareConfig])
+        if "work_dir" in p:  # --work names it; a key=value would be silently overridden
+            raise SystemExit("prepare: choose the work dir with --work, not work_dir=")
         prepare.run(config_from(prepare.PrepareConfig, {**p, "corpus": args.corpus, "work_dir": args.work}))
     elif args.command == "train":
         (t,) = split_overrides(args.overrides, [train.TrainConfig])

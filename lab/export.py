@@ -229,7 +229,7 @@ def check_same_settings(results: list[dict]) -> None:
     """Raise ValueError unless every run was trained with the same settings (variant, seed and
     the settings that do not change a trajectory aside): same data, budget and schedule."""
     ignore = {"variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
-              "progress", "bar_position"}
+              "progress", "bar_position", "stop_at"}
     first = {k: v for k, v in results[0]["config"].items() if k not in ignore}
     for r in results:
         other = {k: x for k, x in r["config"].items() if k not in ignore}

@@ -22,10 +22,14 @@ from functools import cache
 from pathlib import Path
 
 import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "data" / "schemas" / "real-model"
 FILES = ("model-card.json", "ablation.json", "neurons.json")  # the FFN experiment, data/real-model/
 RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-model/residual/ (lab/residual.py)
+MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE)
 
 
 class SchemaError(ValueError):
@@ -35,9 +39,18 @@ class SchemaError(ValueError):
 @cache
 def schema_for(name: str) -> dict:
     """The JSON Schema of export file `name`. schema_for("ablation.json")["title"] -> 'Validation losses ...'"""
-    if name not in (*FILES, RESIDUAL_FILE):
-        raise SchemaError(f"{name}: not an export file; expected one of {[*FILES, RESIDUAL_FILE]}")
+    if name not in EXPORTS:
+        raise SchemaError(f"{name}: not an export file; expected one of {list(EXPORTS)}")
     return json.loads((SCHEMA_DIR / name.replace(".json", ".schema.json")).read_text(encoding="utf-8"))
+
+
+@cache
+def registry_for(name: str) -> Registry:
+    """The schemas beside export `name`'s, by file name, for its $refs to them."""
+    folder = (SCHEMA_DIR / name).parent
+    return Registry().with_resources(
+        (p.name, Resource.from_contents(json.loads(p.read_text(encoding="utf-8")), default_specification=DRAFT202012))
+        for p in sorted(folder.glob("*.schema.json")))
 
 
 # The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
@@ -47,6 +60,7 @@ assert schema_for("ablation.json")["properties"]["schema_version"]["const"] == S
 NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_version"]["const"]
 # Each experiment versions its own format.
 RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
+MECHANISM_SCHEMA_VERSION = schema_for(MECHANISM_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -73,7 +87,7 @@ def _describe(err: jsonschema.ValidationError) -> tuple[str, str]:
 
 def validate(name: str, data) -> None:
     """Raise SchemaError (naming file and key path) unless data is a valid export file `name`."""
-    validator = jsonschema.Draft202012Validator(schema_for(name))
+    validator = jsonschema.Draft202012Validator(schema_for(name), registry=registry_for(name))
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         path, msg = _describe(errors[0])
@@ -108,6 +122,8 @@ def _semantic(name: str, data: dict):
                 fail(f"noise_floor.{key}", f"{floor[key]} but the val losses give {want}")
     if name == RESIDUAL_FILE:
         _semantic_residual(data, fail)
+    if name == MECHANISM_FILE:
+        _semantic_mechanism(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -186,6 +202,24 @@ def _semantic_residual(data: dict, fail):
         n_layer = variants[m["variant"]]["n_layer"]
         if [b["block"] for b in m["blocks"]] != list(range(1, n_layer + 1)):
             fail(f"gradients.models[{i}].blocks", f"must be blocks 1..{n_layer} in order")
+
+
+def _semantic_mechanism(data: dict, fail):
+    names = [v["name"] for v in data["variants"]]
+    if len(set(names)) != len(names):
+        fail("variants", f"a variant appears twice: {names}")
+    steps = data["model_card"]["training"]["steps"]
+    for i, v in enumerate(data["variants"]):
+        if v["steps_trained"] > steps:
+            fail(f"variants[{i}].steps_trained", f"{v['steps_trained']} > the schedule's {steps} steps")
+        if v["history"][-1]["step"] != v["steps_trained"] or v["history"][-1]["val_loss"] != v["val_loss"]:
+            fail(f"variants[{i}].history", "must end at steps_trained with the variant's val_loss")
+        probe_steps = [p["step"] for p in v["probes"]]
+        if probe_steps != [0] + [h["step"] for h in v["history"]]:
+            fail(f"variants[{i}].probes", f"steps {probe_steps}: want 0, then every evaluation's")
+    graded = [m["variant"] for m in data["gradients"]["models"]]
+    if graded != names:
+        fail("gradients.models", f"variants {graded}, want {names}")
 
 
 def validate_dir(path) -> dict:
