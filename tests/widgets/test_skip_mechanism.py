@@ -21,14 +21,14 @@ def probe(top1=0.0, modal=0.01, cos=0.3, own1=0.0):
             "cosine_by_depth": [0.0, cos], "own_embedding_cosine_by_depth": [1.0, own1]}
 
 
-def data(**vals):
+def data(stops=("no_residual_init02",), **vals):
     """A mechanism export in facts form: each variant's val loss (and, for the stopped one, its step)."""
     losses = {"baseline": 4.85, "detached_skip": 4.86, "embed_readd": 6.0,
               "attn_skip_only": 4.9, "ffn_skip_only": 7.0, "no_residual_init02": 7.02}
     losses.update(vals)
     variants = []
     for name, val in losses.items():
-        stopped = name == "no_residual_init02"
+        stopped = name in stops
         steps = 400 if stopped else 1400
         start = probe(top1=0.999, own1=0.88) if name == "baseline" else probe()
         end = {**probe(modal=1.0 if name == "ffn_skip_only" else 0.05, cos=0.99 if name == "ffn_skip_only" else 0.2),
@@ -53,8 +53,9 @@ def test_identity_at_init_quotes_both_probes():
 def test_the_gradient_path_reading_follows_the_detached_run():
     assert "在噪声底线 0.048 以内" in model.gradient_path(data(), FLOOR)
     said = model.gradient_path(data(detached_skip=5.2), FLOOR)
-    assert "差了 0.350" in said and "16.3%" in said and "大头不在它" in said
-    assert "也是关键" in model.gradient_path(data(detached_skip=6.5), FLOOR)
+    assert "验证集损失 5.200，基线 4.850，差了 0.350，是「去掉全部残差」那段差距（2.150）的 16.3%" in said
+    assert "大头不在它" in said
+    assert "同样必不可少" in model.gradient_path(data(detached_skip=6.5), FLOOR)
 
 
 def test_the_identity_path_reading_says_whether_it_left_the_unigram():
@@ -66,8 +67,8 @@ def test_the_identity_path_reading_says_whether_it_left_the_unigram():
 
 def test_the_sublayer_reading_says_which_skip_matters():
     said = model.sublayer_paths(data(), FLOOR)
-    assert "只给注意力留残差：4.900，比基线高 0.050" in said and "停在 unigram 附近" in said and "注意力外面那条" in said
-    assert "后者训练完，在 100.0% 的位置上给出同一个首选预测" in said
+    assert "只给注意力留残差：4.900，比基线（4.850）高 0.050" in said and "停在 unigram 附近" in said
+    assert "注意力外面那条" in said and "后者在 100.0% 的位置上给出同一个首选预测" in said
     assert "FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0), FLOOR)
     assert "差不多" in model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.01), FLOOR)
 
@@ -88,3 +89,12 @@ def test_the_fixture_export_renders_one_row_per_run():
     assert "† 去掉全部残差：上一组实验里那次训练的损失" in html
     for v in FIXTURE["variants"]:
         assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]
+
+
+def test_a_run_stopped_early_is_compared_with_the_baseline_at_the_same_step():
+    d = data(stops=("no_residual_init02", "attn_skip_only", "ffn_skip_only"), attn_skip_only=6.0)
+    said = model.sublayer_paths(d, FLOOR)
+    assert "只给注意力留残差：6.000，比基线（7.021）还低 1.021" in said and "（都在第 400 步）" in said
+    rows = {r["name"]: r for r in model.rows(d)}
+    assert rows["attn_skip_only"]["delta"] == "−1.021" and rows["attn_skip_only"]["label"].endswith("*")
+    assert rows["baseline"]["delta"] == "—"

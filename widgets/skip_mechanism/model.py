@@ -29,19 +29,22 @@ def pct(x):
 
 
 def rows(data):
-    """One row per run, in the export's order. The no-skip model is the earlier experiment's run
-    (marked †): its loss from there, its step-0 probe from this export, no end-of-training probe."""
-    base = data["variants"]["baseline"]["val_loss"]
+    """One row per run, in the export's order. A run stopped early (*) is compared with the
+    baseline at its last step; the no-skip model is the earlier experiment's run (†): its loss
+    from there, its step-0 probe from this export, no end-of-training probe."""
     out = []
     for name in data["order"]:
         v = data["variants"][name]
-        stopped = v["stopped_early"]
-        mark = "*" if stopped else ("†" if v["elsewhere"] else "")
+        mark = "*" if v["stopped_early"] else ("†" if v["elsewhere"] else "")
+        if name == "baseline":
+            delta = "—"
+        else:
+            x, b, step = pair(data, name, "baseline")
+            delta = "—" if b is None else _signed(x - b)
         out.append({"name": name, "label": label(name) + mark, "init_top1": pct(v["init"]["current_token_top1"]),
-                    "val": num(v["val_loss"], 3),
-                    "delta": "—" if name == "baseline" or stopped else _signed(v["val_loss"] - base),
-                    "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—", "stopped": stopped,
-                    "elsewhere": v["elsewhere"]})
+                    "val": num(v["val_loss"], 3), "delta": delta,
+                    "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—",
+                    "stopped": v["stopped_early"], "elsewhere": v["elsewhere"]})
     return out
 
 
@@ -67,34 +70,59 @@ def _compare(x, y, floor):
     return "better" if x < y else "worse"
 
 
+def loss_at(v, step):
+    """A run's validation loss at one of its evaluations (None if it has none there)."""
+    for h in v["history"]:
+        if h["step"] == step:
+            return h["val_loss"]
+    return None
+
+
+def pair(data, name, ref):
+    """(the run's loss, ref's loss, the step): at the run's last step, where ref is read too, so
+    a run stopped early on the full schedule is compared with ref at the same point."""
+    v, r = data["variants"][name], data["variants"][ref]
+    step = v["steps_trained"]
+    return v["val_loss"], loss_at(r, step), step
+
+
+def _at(step, data):
+    """'' for a full run; '（第 600 步）' for a comparison made at an earlier step."""
+    return "" if step == data["card"]["training"]["steps"] else f"（都在第 {num(step)} 步）"
+
+
 def gradient_path(data, floor):
     """The detached skip: the value kept, the gradient's direct path cut."""
-    d, b = data["variants"]["detached_skip"], data["variants"]["baseline"]
-    gap = d["val_loss"] - b["val_loss"]
-    how = _compare(d["val_loss"], b["val_loss"], floor)
+    d, b, step = pair(data, "detached_skip", "baseline")
+    n = loss_at(data["variants"]["no_residual"], step)
+    gap = d - b
+    how = _compare(d, b, floor)
     text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉，前向的值不变，梯度只能穿过每一层回去）："
-            f"验证集损失 {num(d['val_loss'], 3)}，比基线 {num(b['val_loss'], 3)} ")
+            f"验证集损失 {num(d, 3)}，基线 {num(b, 3)}{_at(step, data)}，")
     if how == "close":
         return text + (f"只差 {num(abs(gap), 3)}，在噪声底线 {num(floor, 3)} 以内。"
                        "在我们这个深度上，那条「跳过所有层」的梯度捷径不是模型训得动的原因。")
     if how == "worse":
-        share = gap / (data["variants"]["no_residual"]["val_loss"] - b["val_loss"])
-        text += f"差了 {num(gap, 3)}，超过噪声底线 {num(floor, 3)}，是「去掉全部残差」那段差距的 {pct(share)}"
-        return text + ("：梯度捷径有一点用，大头不在它。" if share < 0.5 else "：这条梯度捷径在我们的模型里也是关键。")
+        share = gap / (n - b)
+        text += f"差了 {num(gap, 3)}，是「去掉全部残差」那段差距（{num(n - b, 3)}）的 {pct(share)}"
+        if share < 0.5:
+            return text + "：梯度捷径有一点用，大头不在它。"
+        return text + ("：前向的值一点没少，训练却几乎和去掉全部残差一样失败。在我们的模型里，"
+                       "梯度的那条捷径同样必不可少。")
     return text + f"还低 {num(-gap, 3)}。"
 
 
 def identity_path(data, floor):
     """No per-block skips, the embedding added once at the end: is identity what was missing?"""
-    e, n, b = (data["variants"][k] for k in ("embed_readd", "no_residual", "baseline"))
+    e, b, step = pair(data, "embed_readd", "baseline")
+    n = loss_at(data["variants"]["no_residual"], step)
     uni = data["references"]["unigram"]
-    left = uni - e["val_loss"]
-    text = (f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e['val_loss'], 3)}，")
+    left = uni - e
+    text = f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}{_at(step, data)}，"
     if left > floor:
         text += f"离开了 unigram（{num(uni, 3)}）{num(left, 3)}"
-        share = (n["val_loss"] - e["val_loss"]) / (n["val_loss"] - b["val_loss"])
-        text += f"，收回了「去掉全部残差」那段差距的 {pct(share)}。"
-        text += "每一块之间仍然没有捷径，梯度仍要穿过每一层；只是输出端重新知道了当前是哪个 token。"
+        text += f"，收回了「去掉全部残差」那段差距的 {pct((n - e) / (n - b))}。"
+        text += "各块之间仍然没有捷径，梯度仍要穿过每一层；只是输出端重新知道了当前是哪个 token。"
     elif abs(left) <= floor:
         text += f"仍停在 unigram（{num(uni, 3)}）附近：只把身份在最后还回去，不够。"
     else:
@@ -104,21 +132,28 @@ def identity_path(data, floor):
 
 def sublayer_paths(data, floor):
     """Which sub-layer's skip matters: attention's (the one that mixes positions) or the FFN's?"""
-    a, f, b = (data["variants"][k] for k in ("attn_skip_only", "ffn_skip_only", "baseline"))
     uni = data["references"]["unigram"]
-    def where(v):
-        if _compare(v["val_loss"], b["val_loss"], floor) == "close":
-            return f"{num(v['val_loss'], 3)}，和基线相差在噪声底线以内"
-        if abs(uni - v["val_loss"]) <= floor:
-            return f"{num(v['val_loss'], 3)}，停在 unigram 附近"
-        return f"{num(v['val_loss'], 3)}，比基线高 {num(v['val_loss'] - b['val_loss'], 3)}"
-    text = f"只给注意力留残差：{where(a)}；只给 FFN 留残差：{where(f)}。"
-    if f["end"]["modal_top1_share"] > 0.5:
-        text += (f"后者训练完，在 {pct(f['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
-                 f"各位置最终向量两两的余弦是 {num(f['end']['cosine_final'], 2)}。")
-    if a["val_loss"] < f["val_loss"] - floor:
-        text += "要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；FFN 只在本位置上变换，不抹掉身份。"
-    elif f["val_loss"] < a["val_loss"] - floor:
+    def where(name):
+        x, b, step = pair(data, name, "baseline")
+        if _compare(x, b, floor) == "close":
+            return x, f"{num(x, 3)}，和基线（{num(b, 3)}）相差在噪声底线以内"
+        if abs(uni - x) <= floor:
+            return x, f"{num(x, 3)}，停在 unigram 附近（基线此时 {num(b, 3)}）"
+        if x < b:
+            return x, f"{num(x, 3)}，比基线（{num(b, 3)}）还低 {num(b - x, 3)}"
+        return x, f"{num(x, 3)}，比基线（{num(b, 3)}）高 {num(x - b, 3)}"
+    a, a_text = where("attn_skip_only")
+    f, f_text = where("ffn_skip_only")
+    step = data["variants"]["attn_skip_only"]["steps_trained"]
+    text = f"只给注意力留残差：{a_text}；只给 FFN 留残差：{f_text}{_at(step, data)}。"
+    end = data["variants"]["ffn_skip_only"]["end"]
+    if end["modal_top1_share"] > 0.5:
+        text += (f"后者在 {pct(end['modal_top1_share'])} 的位置上给出同一个首选预测，"
+                 f"各位置最终向量两两的余弦是 {num(end['cosine_final'], 2)}。")
+    if a < f - floor:
+        text += ("要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；"
+                 "FFN 只在本位置上变换，不抹掉身份。")
+    elif f < a - floor:
         text += "这次是 FFN 外面那条更要紧。"
     else:
         text += "两条单独留下，效果差不多。"
@@ -148,8 +183,8 @@ def view(params):
     elsewhere = [r for r in rows(data) if r["elsewhere"]]
     return {
         "rows": rows(data), "floor": num(floor, 3),
-        "stopped_note": "；".join(f"* {r['label']}：只训练了 {num(data['variants'][r['name']]['steps_trained'])} 步"
-                                  f"（同一个学习率日程的前段），不与训练满的模型比" for r in stopped),
+        "stopped_note": "；".join(f"* {r['label'][:-1]}：只训练了 {num(data['variants'][r['name']]['steps_trained'])} 步"
+                                  "（同一个学习率日程的前段），「比基线」是和基线在同一步比" for r in stopped),
         "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量"
                                     for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
