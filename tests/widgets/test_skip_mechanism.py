@@ -34,7 +34,8 @@ def data(stops=("no_residual_init02",), **vals):
         end = {**probe(modal=1.0 if name == "ffn_skip_only" else 0.05, cos=0.99 if name == "ffn_skip_only" else 0.2),
                "step": steps}
         variants.append({"name": name, "steps_trained": steps, "val_loss": val, "seed": 0,
-                         "history": [{"step": 400, "val_loss": 7.021}, {"step": steps, "val_loss": val}],
+                         "history": [{"step": 200, "val_loss": 7.03}, {"step": 400, "val_loss": val if stopped else 7.021}]
+                         + ([] if stopped else [{"step": steps, "val_loss": val}]),
                          "probes": [start, end]})
     doc = copy.deepcopy(FIXTURE)
     doc["variants"] = [{**v, **{k: x for k, x in FIXTURE["variants"][0].items() if k not in v}} for v in variants]
@@ -54,8 +55,10 @@ def test_the_gradient_path_reading_follows_the_detached_run():
     assert "在噪声底线 0.048 以内" in model.gradient_path(data(), FLOOR)
     said = model.gradient_path(data(detached_skip=5.2), FLOOR)
     assert "验证集损失 5.200，基线 4.850，差了 0.350，是「去掉全部残差」那段差距（2.150）的 16.3%" in said
-    assert "大头不在它" in said
-    assert "同样必不可少" in model.gradient_path(data(detached_skip=6.5), FLOOR)
+    said = model.gradient_path(data(detached_skip=6.99), FLOOR)
+    assert "和去掉全部残差的模型（7.000）一样停在 unigram 附近" in said and "训练却同样失败" in said
+    ratio = FIXTURE["gradients"]["models"][1]["blocks"][0]["param_grad_norm"] / FIXTURE["gradients"]["models"][0]["blocks"][0]["param_grad_norm"]
+    assert ("梯度的那条捷径也是必需的" in said) == (ratio < 0.1)
 
 
 def test_the_identity_path_reading_says_whether_it_left_the_unigram():
@@ -75,8 +78,8 @@ def test_the_sublayer_reading_says_which_skip_matters():
 
 def test_the_init_control_compares_at_the_same_step():
     said = model.init_control(data(), FLOOR)
-    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "初始化小不是原因" in said
-    assert "好了一些" in model.init_control(data(no_residual_init02=6.5), FLOOR)
+    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "小初始化不是原因" in said
+    assert "初始化确实是原因之一" in model.init_control(data(no_residual_init02=6.5), FLOOR)
 
 
 def test_the_fixture_export_renders_one_row_per_run():
@@ -95,6 +98,16 @@ def test_a_run_stopped_early_is_compared_with_the_baseline_at_the_same_step():
     d = data(stops=("no_residual_init02", "attn_skip_only", "ffn_skip_only"), attn_skip_only=6.0)
     said = model.sublayer_paths(d, FLOOR)
     assert "只给注意力留残差：6.000，比基线（7.021）还低 1.021" in said and "（都在第 400 步）" in said
+    assert "后者在" not in said or d["variants"]["ffn_skip_only"]["steps_trained"] == 400
     rows = {r["name"]: r for r in model.rows(d)}
     assert rows["attn_skip_only"]["delta"] == "−1.021" and rows["attn_skip_only"]["label"].endswith("*")
     assert rows["baseline"]["delta"] == "—"
+
+
+def test_identity_at_init_claims_the_loss_only_when_the_probes_show_it():
+    d = data()
+    assert "读不出来了" in model.identity_at_init(d) and "词嵌入几乎原样到达了输出" in model.identity_at_init(d)
+    d["variants"]["no_residual"]["init"] = probe(top1=0.45, own1=0.6)
+    d["variants"]["baseline"]["init"] = probe(top1=0.6, own1=0.88)
+    said = model.identity_at_init(d)
+    assert "读不出来了" not in said and "几乎原样" not in said and "45.0%" in said

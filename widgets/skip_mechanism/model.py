@@ -54,13 +54,20 @@ def _signed(x):
 
 def identity_at_init(data):
     """Step 0: does the model's top prediction name the token it stands on, and does block 1's
-    output still point at that token's embedding?"""
+    output still point at that token's embedding? Each clause only as far as its number goes."""
     b, n = data["variants"]["baseline"]["init"], data["variants"]["no_residual"]["init"]
-    return (f"训练开始前（第 0 步），有残差的模型在 {pct(b['current_token_top1'])} 的位置上，把当前这个 token"
-            f"本身排在预测的第一位：词嵌入几乎原样到达了输出。去掉残差，这个比例是 {pct(n['current_token_top1'])}；"
-            f"第 1 块之后，每个位置的向量和它自己那个 token 的嵌入的余弦，有残差时是"
-            f" {num(b['own_embedding_cosine_by_depth'][1], 2)}，去掉残差只剩 {num(n['own_embedding_cosine_by_depth'][1], 2)}"
-            f"——第一层注意力把它换成了前文的平均，它是谁已经读不出来了。")
+    bt, nt = b["current_token_top1"], n["current_token_top1"]
+    bo, no = b["own_embedding_cosine_by_depth"][1], n["own_embedding_cosine_by_depth"][1]
+    text = (f"训练开始前（第 0 步），有残差的模型在 {pct(bt)} 的位置上，把当前这个 token 本身排在预测的第一位"
+            "（作为对下一个 token 的预测，这并不好；它只说明 token 是谁，在输出端还读得出来）")
+    text += "：词嵌入几乎原样到达了输出。" if bt > 0.9 else "。"
+    text += (f"去掉残差，这个比例是 {pct(nt)}；第 1 块之后，每个位置的向量和它自己那个 token 的嵌入的余弦，"
+             f"有残差时是 {num(bo, 2)}，去掉残差是 {num(no, 2)}")
+    if nt < 0.05 and abs(no) < 0.1 < bo:
+        text += "：没有一条路把 token 自己的向量原样带到输出，它是谁在输出端已经读不出来了。"
+    else:
+        text += "。"
+    return text
 
 
 def _compare(x, y, floor):
@@ -92,24 +99,34 @@ def _at(step, data):
 
 
 def gradient_path(data, floor):
-    """The detached skip: the value kept, the gradient's direct path cut."""
+    """The detached skip: the value kept, the gradient's direct path cut. 'As bad as no skips'
+    only when it sits on the unigram or within the floor of the no-skip run."""
     d, b, step = pair(data, "detached_skip", "baseline")
     n = loss_at(data["variants"]["no_residual"], step)
+    uni = data["references"]["unigram"]
+    g = data["gradients"]
+    g0 = [m["blocks"][0]["param_grad_norm"] for m in (g["detached_skip"], g["baseline"])]
     gap = d - b
-    how = _compare(d, b, floor)
-    text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉，前向的值不变，梯度只能穿过每一层回去）："
+    text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉：前向的值一点不变，反向时梯度只能穿过每一层回去）："
             f"验证集损失 {num(d, 3)}，基线 {num(b, 3)}{_at(step, data)}，")
+    how = _compare(d, b, floor)
     if how == "close":
         return text + (f"只差 {num(abs(gap), 3)}，在噪声底线 {num(floor, 3)} 以内。"
-                       "在我们这个深度上，那条「跳过所有层」的梯度捷径不是模型训得动的原因。")
-    if how == "worse":
-        share = gap / (n - b)
-        text += f"差了 {num(gap, 3)}，是「去掉全部残差」那段差距（{num(n - b, 3)}）的 {pct(share)}"
-        if share < 0.5:
-            return text + "：梯度捷径有一点用，大头不在它。"
-        return text + ("：前向的值一点没少，训练却几乎和去掉全部残差一样失败。在我们的模型里，"
-                       "梯度的那条捷径同样必不可少。")
-    return text + f"还低 {num(-gap, 3)}。"
+                       "在我们这个深度上，那条梯度的捷径不是模型训得动的原因。")
+    if how == "better":
+        return text + f"还低 {num(-gap, 3)}。"
+    text += f"差了 {num(gap, 3)}"
+    if abs(d - uni) <= floor or abs(d - n) <= floor:
+        text += (f"，和去掉全部残差的模型（{num(n, 3)}）一样停在 unigram 附近。前向的值一点没少，训练却同样失败：")
+    else:
+        text += f"，是「去掉全部残差」那段差距（{num(n - b, 3)}）的 {pct(gap / (n - b))}："
+    if g0[0] < g0[1] / 10:
+        text += (f"第 0 步，它第 1 块的参数收到的梯度只有基线的 {num(g0[0] / g0[1], 4)}——"
+                 "梯度只能穿过后面每一层的子层回来，而那些写回矩阵初始化得很小，一路乘下来就几乎没了。"
+                 "在我们的模型里，梯度的那条捷径也是必需的。")
+    else:
+        text += "梯度的捷径也起了作用。"
+    return text
 
 
 def identity_path(data, floor):
@@ -131,10 +148,13 @@ def identity_path(data, floor):
 
 
 def sublayer_paths(data, floor):
-    """Which sub-layer's skip matters: attention's (the one that mixes positions) or the FFN's?"""
+    """Which sub-layer's skip matters: attention's (the one that mixes positions) or the FFN's?
+    Both runs are read at the same step (the shorter one's), beside the baseline there."""
     uni = data["references"]["unigram"]
+    step = min(data["variants"][k]["steps_trained"] for k in ("attn_skip_only", "ffn_skip_only"))
+    b = loss_at(data["variants"]["baseline"], step)
     def where(name):
-        x, b, step = pair(data, name, "baseline")
+        x = loss_at(data["variants"][name], step)
         if _compare(x, b, floor) == "close":
             return x, f"{num(x, 3)}，和基线（{num(b, 3)}）相差在噪声底线以内"
         if abs(uni - x) <= floor:
@@ -144,15 +164,14 @@ def sublayer_paths(data, floor):
         return x, f"{num(x, 3)}，比基线（{num(b, 3)}）高 {num(x - b, 3)}"
     a, a_text = where("attn_skip_only")
     f, f_text = where("ffn_skip_only")
-    step = data["variants"]["attn_skip_only"]["steps_trained"]
     text = f"只给注意力留残差：{a_text}；只给 FFN 留残差：{f_text}{_at(step, data)}。"
-    end = data["variants"]["ffn_skip_only"]["end"]
-    if end["modal_top1_share"] > 0.5:
-        text += (f"后者在 {pct(end['modal_top1_share'])} 的位置上给出同一个首选预测，"
-                 f"各位置最终向量两两的余弦是 {num(end['cosine_final'], 2)}。")
+    fv = data["variants"]["ffn_skip_only"]
+    if fv["steps_trained"] == step and fv["end"]["modal_top1_share"] > 0.5:
+        text += (f"后者在 {pct(fv['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
+                 f"各位置最终向量两两的余弦是 {num(fv['end']['cosine_final'], 2)}。")
     if a < f - floor:
         text += ("要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；"
-                 "FFN 只在本位置上变换，不抹掉身份。")
+                 "FFN 的变换不跨位置，信息还留在本位置上。")
     elif f < a - floor:
         text += "这次是 FFN 外面那条更要紧。"
     else:
@@ -161,18 +180,25 @@ def sublayer_paths(data, floor):
 
 
 def init_control(data, floor):
-    """The no-skip model with every output projection at 0.02, compared at the same step."""
+    """The no-skip model with every output projection at 0.02, against the no-skip run (the
+    residual experiment's, bf16) at the same step."""
     i, n = data["variants"]["no_residual_init02"], data["variants"]["no_residual"]
+    uni = data["references"]["unigram"]
     step = i["steps_trained"]
-    at = next((h["val_loss"] for h in n["history"] if h["step"] == step), None)
+    at = loss_at(n, step)
     text = (f"去掉残差、把写回矩阵的初始标准差从 {num(data['card']['architecture']['residual_init_std'], 5)} 放大到 0.02："
             f"第 0 步预测等于当前 token 的比例是 {pct(i['init']['current_token_top1'])}")
     if at is None:
         return text + f"，训练 {num(step)} 步后验证集损失 {num(i['val_loss'], 3)}。"
-    text += f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}"
+    text += (f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}"
+             "（那次训练来自上一组，精度不同；两者都在 unigram 附近时，这点差别不影响结论）"
+             if abs(at - uni) <= floor else
+             f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}")
     if abs(i["val_loss"] - at) <= floor:
-        return text + "：初始化小不是原因。"
-    return text + ("：放大初始化让它" + ("好了一些。" if i["val_loss"] < at else "更差。"))
+        return text + "：把初始化放大并没有帮它，小初始化不是原因。"
+    if i["val_loss"] < at and uni - i["val_loss"] > floor:
+        return text + "：它离开了 unigram，在这套设置下，初始化确实是原因之一。"
+    return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
 
 
 def view(params):
