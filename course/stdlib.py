@@ -5,7 +5,7 @@ Pyodide ships Python's standard library as one archive, python_stdlib.zip (about
 trimmed archive (SITE_PATH), computed from the sources at every build. It holds
 
   - what every widget's model.py, widgets/common/*.py and the runtime's own Python
-    (widgets/runtime/bridge.py) import, anywhere in those files;
+    (widgets/runtime/bridge.py, checker.py) import, anywhere in those files;
   - for each standard module they import (and `traceback`, which formats every error),
     what its functions import too: those a user of the module can reach, i.e. the
     names in its `__all__` (or not starting with _) and what they use, so a command
@@ -56,6 +56,7 @@ SITE_PATH = "assets/vendor/pyodide/python_stdlib.trimmed.zip"
 STDLIB_SITE_PATH = "assets/vendor/pyodide/python_stdlib.zip"  # the vendored full archive (sha256-checked)
 WASM_SITE_PATH = "assets/vendor/pyodide/pyodide.asm.wasm"
 BRIDGE = widgets.WIDGETS / "runtime" / "bridge.py"
+CHECKER = widgets.WIDGETS / "runtime" / "checker.py"  # checks a student's exercise code in the browser
 
 # Imported by name, not by an import statement that a scan could find: by the interpreter's
 # C code, or by Pyodide's JavaScript (pyodide.asm.mjs).
@@ -521,9 +522,9 @@ def write_archive(entries):
 
 def sources():
     """(site-relative label, path) of every Python file the browser runs: the widgets' models,
-    widgets/common/ and the runtime's own bridge.py."""
+    widgets/common/ and the runtime's own bridge.py and checker.py."""
     found = [widgets.folder_of(name) / "model.py" for name in widgets.names()]
-    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE]
+    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE, CHECKER]
     return [(path.relative_to(widgets.ROOT).as_posix(), path) for path in found]
 
 
