@@ -5,9 +5,10 @@
 The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 `mkdocs serve` and this command go through the same steps:
 
-    on_pre_build      load + check data/, derive facts, set up Jinja
-    on_files          add vendored Pyodide/KaTeX, the trimmed standard library and the
-                      widgets' files to the site
+    on_pre_build      load + check data/, derive facts, set up Jinja, prove the exercises
+                      (answer passes its check, starter fails it)
+    on_files          add vendored Pyodide/KaTeX, the trimmed standard library, the
+                      widgets' files and the exercises' check/hints/answer files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list)
     on_post_page      fail on TeX source left in a built page
@@ -25,12 +26,13 @@ import shutil
 import sys
 from pathlib import Path
 
+from markdown import markdown as markdown_to_html
 from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import checks, katex, search, stdlib, vendor, widgets  # noqa: E402
+from course import checks, exercise_page, exercises, katex, search, stdlib, vendor, widgets  # noqa: E402
 from course.data import load_data  # noqa: E402
 from course import preview  # noqa: E402
 from course.errors import CourseError  # noqa: E402
@@ -89,7 +91,10 @@ def on_pre_build(config):
     outline = load_outline(ROOT)
     env = make_env(facts, filters, render_widget, widgets.load_model, outline)
     env.globals["widget_gallery"] = lambda: widgets.gallery(facts)  # lessons/authors/gallery.md
-    _build.update(data=data, facts=facts, widgets=render_widget, outline=outline, env=env)
+    # Every exercise under exercises/, proved in CPython: its answer passes its check, its starter fails it.
+    blocks = exercise_page.Blocks(exercises.load_all(facts, widgets.load_model, outline), env)
+    env.globals["exercise_gallery"] = blocks.gallery
+    _build.update(data=data, facts=facts, widgets=render_widget, outline=outline, env=env, exercises=blocks)
 
 
 @_reported
@@ -101,6 +106,11 @@ def on_files(files, config):
     # The standard library cut down to what the widgets' Python imports (course/stdlib.py).
     files.append(File.generated(config, stdlib.SITE_PATH, content=stdlib.site_file(vendored)))
     files.append(File.generated(config, "widgets/runtime/shared-modules.json", content=widgets.shared_modules_json()))
+    # What the browser fetches for an exercise: kept out of the pages (and so out of search).
+    to_html = functools.partial(markdown_to_html, extensions=config.markdown_extensions,
+                                extension_configs=config.mdx_configs)
+    for dest, content in exercise_page.site_files(_build["exercises"].found, _build["env"], to_html):
+        files.append(File.generated(config, dest, content=content))
     return files
 
 
@@ -111,9 +121,12 @@ def on_page_markdown(markdown, page, config, files):
     # mkdocs hands over the Markdown without its front matter: count those lines back in.
     offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
     _build["widgets"].embedded.clear()
+    _build["exercises"].embedded.clear()
     outline, src = _build["outline"], page.file.src_uri
+    lesson_id = outline.by_file[src]["id"] if src in outline.by_file else None
     context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, page.url, text, planned_mark),
                "this": outline.header(src) if src in outline.by_file else None}
+    context["exercise"] = lambda ref, level=3: _build["exercises"](ref, lesson_id, page.url, context, level)
     rendered = render_lesson(_build["env"], markdown, rel, offset, context)
     checks.check_lesson(rendered, rel, page.meta, source)
     if context["this"]:

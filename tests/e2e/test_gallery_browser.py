@@ -1,8 +1,8 @@
-"""The authors' widget gallery: every widget, live, with its parameters; out of the students' nav."""
+"""The authors' gallery: every widget, live, with its parameters, then every exercise; out of the students' nav."""
 import pytest
 from support import ROOT
 
-from course import widgets
+from course import exercises, widgets
 from course.data import load_data
 from course.facts import build_facts
 
@@ -15,8 +15,10 @@ def test_every_widget_is_shown_live_with_its_parameters(browser, served_site):
     page = context.new_page()
     page.goto(url + "authors/gallery/")
     names = widgets.names()
-    headings = page.locator("article h2").all_inner_texts()
-    assert [h.rstrip("¶").strip() for h in headings] == names
+    headings = [h.rstrip("¶").strip() for h in page.locator("article h2").all_inner_texts()]
+    listed = [h for h in headings if h.startswith("练习 · ")]
+    assert [h for h in headings if h not in listed] == names
+    assert listed == [f"练习 · {exercises.parse(p).id}" for p in exercises.paths()], "then every exercise"
     facts = build_facts(load_data(ROOT / "data", ROOT))
     waiting = [n for n in names if hasattr(widgets.load_model(n), "example")
                and widgets.load_model(n).example(facts) is None]

@@ -116,3 +116,19 @@ def test_a_broken_data_file_shows_in_every_page(preview, page, rel, good):
     edit(path, bad, good)
     expect_lesson(page)
     expect(home.locator(BOX)).to_have_count(0, timeout=WAIT_MS)
+
+
+def test_a_broken_exercise_shows_in_every_page(preview, page):
+    """Exercises are proved in on_pre_build: an answer that no longer gives what the cases
+    expect shows in the page at the exercise file's line, and the fix brings the page back."""
+    project, url = preview
+    path = project / "exercises" / "c4" / "l1" / "gelu-tanh.py"
+    good, bad = "    return 0.5 * z * (1 + math.tanh(", "    return 0.5 * z * (1 - math.tanh("
+    page.goto(url + "c4/l1-ffn/")
+    expect_lesson(page)
+
+    edit(path, good, bad)
+    expect_error(page, f"exercises/c4/l1/gelu-tanh.py:{line_of(path, 'expected = [xor.gelu')}", "but `expected` says")
+
+    edit(path, bad, good)
+    expect_lesson(page)
