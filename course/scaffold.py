@@ -1,8 +1,10 @@
-"""Scaffolds for authors: a new lesson (file + outline entry) or a new widget (model, template,
-view and a passing test). Both write files only; nothing is embedded anywhere.
+"""Scaffolds for authors: a new lesson (file + outline entry), a new widget (model, template,
+view and a passing test) or a new exercise (a file that the build proves). They write files
+only; nothing is embedded anywhere.
 
     python -m course new lesson c4/l2-residual [--title 残差] [--question ...] [--our-model]
     python -m course new widget NAME
+    python -m course new exercise c4/l1/NAME [--title 标题]
 """
 import json
 import re
@@ -14,6 +16,7 @@ from .outline import OUTLINE, load_outline, save_outline
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 LESSON_PATH = re.compile(r"^(?P<chapter>[a-z][a-z0-9]*)/l(?P<n>[0-9]+)(-[a-z0-9-]+)?$")
 WIDGET_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+EXERCISE_PATH = re.compile(r"^(?P<lesson>[a-z][a-z0-9]*/l[0-9]+)/(?P<name>[a-z][a-z0-9]*(-[a-z0-9]+)*)$")
 
 
 def fill(template, **values):
@@ -78,3 +81,20 @@ def new_widget(name, root=ROOT):
     test.parent.mkdir(parents=True, exist_ok=True)
     test.write_text(fill((TEMPLATES / "widget" / "test.py").read_text(encoding="utf-8"), **values), encoding="utf-8")
     return [target / p for p in ("model.py", "widget.html", "view.js")] + [test]
+
+
+def new_exercise(path, title=None, root=ROOT):
+    """Write exercises/<lesson>/<name>.py: a small exercise that passes the build's proof, to rewrite."""
+    m = EXERCISE_PATH.match(path)
+    if not m:
+        raise SystemExit(f"exercise {path!r}: expected LESSON/NAME, e.g. c4/l1/ffn-two-neurons "
+                         "(the name lowercase words joined by '-')")
+    if m["lesson"] not in load_outline(root).lessons:
+        raise SystemExit(f"no lesson {m['lesson']!r} in {OUTLINE}")
+    target = Path(root) / "exercises" / f"{path}.py"
+    if target.exists():
+        raise SystemExit(f"exercises/{path}.py exists already")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = fill((TEMPLATES / "exercise.py").read_text(encoding="utf-8"), TITLE=title or f"{m['name']}（改成这道练习的标题）")
+    target.write_text(text, encoding="utf-8")
+    return target

@@ -1,6 +1,9 @@
-"""The authors' scaffolds, run as an author would in a scratch copy: a new lesson and a new widget
-build, the widget embeds, the outline marks the lesson written, and the new widget's own test passes."""
+"""The authors' scaffolds, run as an author would in a scratch copy: a new lesson, a new widget and
+a new exercise build, the widget and the exercise embed, the outline marks the lesson written, the
+new widget's own test passes, and the new exercise's answer stays out of the page and of search."""
+import html
 import json
+import re
 import subprocess
 import sys
 
@@ -14,15 +17,18 @@ def course(project, *args):
     return subprocess.run([sys.executable, "-m", "course", *args], cwd=project, capture_output=True, text=True)
 
 
-def test_new_lesson_and_new_widget(scratch_project):
+def test_new_lesson_widget_and_exercise(scratch_project):
     made = course(scratch_project, "new", "lesson", "c4/l3-norm", "--our-model", "--question", "每层的输入尺度不一样，怎么办？")
     assert made.returncode == 0, made.stderr
     made = course(scratch_project, "new", "widget", "demo-dial")
     assert made.returncode == 0, made.stderr
     assert "widgets/demo_dial/model.py" in made.stdout
+    made = course(scratch_project, "new", "exercise", "c4/l3/demo-double", "--title", "加倍")
+    assert made.returncode == 0, made.stderr
+    assert "exercises/c4/l3/demo-double.py" in made.stdout and '{{ exercise("demo-double") }}' in made.stdout
 
     lesson = scratch_project / "lessons" / "c4" / "l3-norm.md"
-    edit(lesson, "## ⑥", '{{ widget("demo-dial") }}\n\n## ⑥')
+    edit(lesson, "## ⑥", '{{ widget("demo-dial") }}\n\n{{ exercise("demo-double") }}\n\n## ⑥')
     result = build_copy(scratch_project)
     assert result.returncode == 0, result.stderr
 
@@ -40,6 +46,16 @@ def test_new_lesson_and_new_widget(scratch_project):
     home = (scratch_project / "site" / "index.html").read_text(encoding="utf-8")
     assert '<a href="c4/l3-norm/">第 3 课 · 归一化</a>' in home
 
+    # The exercise: task and starter in the page, the answer only in its own file, not in search.
+    assert 'data-exercise="c4/l3/demo-double"' in page and 'data-files="../../exercises/c4/l3/demo-double/"' in page
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "练习 · 加倍" in text and "def double(x):\n    ..." in text and "return 2 * x" not in text
+    files = scratch_project / "site" / "exercises" / "c4" / "l3" / "demo-double"
+    assert "return 2 * x" in json.loads((files / "answer.json").read_text(encoding="utf-8"))["code"]
+    index = json.loads((scratch_project / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    searchable = html.unescape(re.sub(r"<[^>]+>", "", " ".join(d["text"] for d in index["docs"]))).replace("\u200b", "")
+    assert "def double(x):" in searchable and "return 2 * x" not in searchable
+
     tested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                              "tests/widgets/test_demo_dial.py"], cwd=scratch_project, capture_output=True, text=True)
     assert tested.returncode == 0 and "2 passed" in tested.stdout, tested.stdout + tested.stderr
@@ -50,3 +66,7 @@ def test_scaffolds_refuse_to_overwrite(scratch_project):
     assert again.returncode != 0 and "exists already" in again.stderr
     bad = course(scratch_project, "new", "widget", "Bad_Name")
     assert bad.returncode != 0 and "lowercase words" in bad.stderr
+    again = course(scratch_project, "new", "exercise", "c4/l1/gelu-tanh")
+    assert again.returncode != 0 and "exists already" in again.stderr
+    bad = course(scratch_project, "new", "exercise", "c4/l9/demo")
+    assert bad.returncode != 0 and "no lesson 'c4/l9'" in bad.stderr
