@@ -111,3 +111,10 @@ def test_identity_at_init_claims_the_loss_only_when_the_probes_show_it():
     d["variants"]["baseline"]["init"] = probe(top1=0.6, own1=0.88)
     said = model.identity_at_init(d)
     assert "读不出来了" not in said and "几乎原样" not in said and "45.0%" in said
+
+
+def test_the_verdicts_follow_the_runs():
+    v = model.verdicts(data(), FLOOR)
+    assert v == {"identity_lost_at_init": True, "gradient_path_needed": False, "identity_at_output_helps": True}
+    v = model.verdicts(data(detached_skip=6.99, embed_readd=6.99), FLOOR)
+    assert v["gradient_path_needed"] and not v["identity_at_output_helps"]

@@ -201,6 +201,20 @@ def init_control(data, floor):
     return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
 
 
+def verdicts(data, floor):
+    """What the runs settle, as yes/no, for the lesson's prose to choose its sentences by:
+    identity_lost_at_init: without skips the token cannot be read at step 0;
+    gradient_path_needed: cutting the skip's gradient (value kept) leaves the model near the unigram;
+    identity_at_output_helps: giving the embedding back once at the end leaves the unigram."""
+    uni = data["references"]["unigram"]
+    n = data["variants"]["no_residual"]["init"]
+    d, b, _ = pair(data, "detached_skip", "baseline")
+    e = data["variants"]["embed_readd"]["val_loss"]
+    return {"identity_lost_at_init": n["current_token_top1"] < 0.05,
+            "gradient_path_needed": abs(d - uni) <= floor or d - b > 0.5 * (uni - b),
+            "identity_at_output_helps": uni - e > floor}
+
+
 def view(params):
     data, floor = params["data"], params["floor"]
     if data is None or floor is None:

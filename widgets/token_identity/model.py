@@ -55,7 +55,9 @@ WRITE_SCALE = 1 / math.sqrt(2 * LAYERS)  # GPT-2: the writing matrices / sqrt(2L
 ATTENTION = {"uniform": "均匀：平均分给前文每个位置（初始化时就是这样）",
              "random": "随机的 q、k：权重不均匀",
              "self": "只看自己：位置之间不混合"}
-PARAMS = {"layers": 4, "attention": "uniform", "seed": 0}
+# Seed 1 by default: at 4 layers its no-skip cosine (0.97) is nearer the 10-seed picture (mean 0.70,
+# most seeds 0.5-1.0) than seed 0's dip (0.36); the lesson quotes the 10-seed mean beside it.
+PARAMS = {"layers": 4, "attention": "uniform", "seed": 1}
 
 
 def vocabulary():
@@ -281,9 +283,9 @@ def note(p):
     """What the reader is looking at, in one sentence or two."""
     if p["attention"] == "self":
         return ("只看自己时位置之间不混合，没有残差的一栏余弦也就不怎么升；可是读出照样错：没有残差，每个子层的输出"
-                "替换掉输入，随机矩阵把每个字的向量转到了别处。有残差时，原来的向量一直留在和里，所以读得出来。")
-    return ("没有残差时，第 1 个注意力子层就把每个位置换成了前文的加权平均（再乘一个随机矩阵），它自己的向量不在里面了，"
-            "所以读不出自己是哪个字；各位置的向量也挤向同一个方向（位置之间的平均余弦高）。"
+                "替换掉输入，随机矩阵把每个字的向量转到了别处（被变换掉）。有残差时，原来的向量一直留在和里，所以读得出来。")
+    return ("没有残差时，两件事一起发生：注意力把每个位置换成前文的加权平均，各位置的向量挤向同一个方向（被平均掉，"
+            "看余弦）；每个子层的随机矩阵又把向量转到了别处，离它最近的已不是自己的词向量（被变换掉，看读出）。"
             "有残差时，原来的向量一直留在和里。")
 
 
