@@ -93,10 +93,16 @@ def test_the_task_quotes_the_models_numbers(site_dir, found):
 
 
 def test_the_files_the_runtime_fetches_sit_where_the_block_points(site_dir, found):
-    for ex in found.values():
-        tag, _ = block(site_dir, ex)
-        files = re.search(r'data-files="([^"]+)"', tag).group(1)
-        folder = site_dir / posixpath.normpath(posixpath.join(posixpath.dirname(GALLERY), files))
+    """From every page that embeds an exercise (the gallery embeds them all), data-files leads to its files."""
+    def attribute(tag, name):
+        return re.search(rf'{name}="([^"]+)"', tag).group(1)
+    embedded = [(p.relative_to(site_dir).as_posix(), attribute(tag, "data-exercise"), attribute(tag, "data-files"))
+                for p in sorted(site_dir.rglob("*.html"))
+                for tag in re.findall(r'<section [^>]*data-exercise=[^>]*>', p.read_text(encoding="utf-8"))]
+    assert {e for rel, e, _ in embedded if rel == GALLERY} == set(found)
+    for rel, exercise_id, files in embedded:
+        ex = found[exercise_id]
+        folder = site_dir / posixpath.normpath(posixpath.join(posixpath.dirname(rel), files))
         check = json.loads((folder / "check.json").read_text(encoding="utf-8"))
         assert check["id"] == ex.id and check["cases"] == ex.cases and check["given"] == ex.given
         assert check["starter"] == ex.starter and check["starter_sha"] == ex.starter_sha
