@@ -44,11 +44,37 @@ def text(site_dir):
     "21,845",                   # DeepSeek's 8d/3, which 22,016 only approximates
     "2.69",                     # ... 22,016 / 8,192
     "c_fc、c_proj 各带一个偏置（3,072 个和 768 个数）",  # what the shape widget leaves out
-    "第 1 步 · 朴素方案",          # stepper tabs that do not collide with ①-⑩
+    "设计 1 · 朴素方案",          # stepper tabs that collide neither with ①-⑩ nor with ④'s 第 1/2/3 步
+    "（④ 第 3 步的打乱实验）",      # 误解 1 names the step it means
+    "（权重本身也随内容变，见误解 2）",  # ⑩'s first answer keeps 误解 2's caveat
+    "按 ② 末尾的假设（权重定下之后，值通路是线性的）",  # ③'s naive plan is stated as the assumption it is
     "Geva 等 2021",              # the key-value analogy's source
+    "尤其在高层，它把概率集中到紧跟在这些模式后面的词上",  # ... no stronger than its abstract
+    "Hyper-Connections，DeepSeek 的 mHC",  # F15: the widened stream, sourced
 ])
 def test_page_shows_the_computed_number(text, expected):
     assert expected in text
+
+
+@pytest.mark.parametrize("unsourced", [
+    "第 1 步 · 朴素方案",        # the old stepper tabs
+    "Gated Residual",            # FACTS-L2-L4 F15: not found
+    "QK-Clip",                   # DeepSeek V4's "QKV RMSNorm replaces QK-Clip": in no checked source
+    "weight decay 拉向 0",        # the standard gain's weight decay: in no checked source
+])
+def test_page_leaves_out(text, unsourced):
+    assert unsourced not in text
+
+
+def test_the_ffn_xor_answer_is_behind_a_closed_details(site_dir):
+    """Tip 3 asks which review goes wrong first; the widget's answer waits in a collapsed 「看答案」."""
+    from course.widgets import load_model
+    html = (site_dir / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
+    answer = load_model("ffn-xor").view({"activation": "relu", "b2": -1.0})["out"]["first-wrong"]
+    at = html.index(answer)
+    opened = html.rindex("<details", 0, at)
+    assert "</details>" not in html[opened:at] and html[opened:html.index(">", opened)] == '<details class="ffn-first-wrong"'
+    assert "看答案" in html[opened:at]
 
 
 def test_header_counts_the_in_page_experiments(site_dir, text):
@@ -88,7 +114,7 @@ def test_real_model_section_reads_the_export(text):
     assert real is not None, "data/real-model/ is committed, so the section must render"
     assert f"= {real['residual_init_std']:.5f}" in text  # 0.02 / sqrt(2 x 4) in the evolution table
     reading = load_model("neuron-heatmap").reading({"data": real["neurons"]})
-    assert reading["summary"] in text
+    assert len(reading["points"]) == 3 and all(text.count(p) == 1 for p in reading["points"])
     assert "这一节正在准备" not in text
 
 
@@ -114,8 +140,9 @@ def test_the_lessons_readings_of_the_ablation_are_on_the_page(text):
     """Every generated reading of the chart (the widget shows none on this page) is printed once."""
     from course.widgets import load_model
     real, abl = real_facts(), load_model("ablation")
-    readings = [abl.split_reading(real["ablation"]),
-                abl.fit_reading(real["ablation"], real["train_tokens"], real["epochs"], real["val_chapters"]),
+    points = abl.fit_points(real["ablation"], real["train_tokens"], real["epochs"], real["val_chapters"])
+    assert len(points) == 4  # short bullets on a phone
+    readings = [abl.split_reading(real["ablation"]), *points,
                 abl.attention_depth_reading(real["ablation"]), abl.evidence_sentence(real["ablation"])]
     for reading in readings:
         assert text.count(reading) == 1, reading
@@ -156,13 +183,70 @@ def test_the_ablation_readings_are_true_against_the_export(text):
         assert f"{m[name] - m['baseline']:.3f}" in text
 
 
+def test_the_overfitting_readings_are_true_against_the_export(text):
+    """The linear FFN overfits too (less), the gap between the two FFNs holds still, and the split on
+    the training losses: recomputed here from ablation.json's final losses and histories."""
+    v = {x["name"]: x for x in export_files()["ablation"]["variants"]}
+    train = {k: mean(x["train_losses"]) for k, x in v.items()}
+    val = {k: mean(x["val_losses"]) for k, x in v.items()}
+    total, rest = train["no_ffn"] - train["baseline"], train["linear_ffn"] - train["baseline"]
+    assert f"在训练集损失上做同样的拆分，是 {100 * (1 - rest / total):.0f}% 对 {100 * rest / total:.0f}%" in text
+    assert rest > val["linear_ffn"] - val["baseline"] and f"非线性在训练集上拿到的好处（{rest:.3f}）" in text
+
+    def gaps(name):
+        hs = v[name]["histories"]
+        return [(hs[0][i]["step"], mean([h[i]["val_loss"] - h[i]["train_loss"] for h in hs])) for i in range(len(hs[0]))]
+
+    lin, half = gaps("linear_ffn"), len(gaps("linear_ffn")) // 2
+    assert all(b[1] > a[1] for a, b in zip(lin[half:], lin[half + 1:]))  # the linear FFN's gap grows too
+    end, base_end = val["linear_ffn"] - train["linear_ffn"], val["baseline"] - train["baseline"]
+    assert end < base_end
+    assert (f"线性 FFN 也在过拟合，只是轻一些：它的这个差距也越训越大（第 {lin[half][0]:,} 步 {lin[half][1]:.3f} → "
+            f"训练结束 {end:.3f}，是基线的 {100 * end / base_end:.0f}%）") in text
+
+    def val_curve(name):
+        hs = v[name]["histories"]
+        return [mean([h[i]["val_loss"] for h in hs]) for i in range(len(hs[0]))]
+
+    steps = [e["step"] for e in v["baseline"]["histories"][0]]
+    diff = [a - b for a, b in zip(val_curve("linear_ffn"), val_curve("baseline"))]
+    rng = lambda xs: max(xs) - min(xs)  # noqa: E731
+    floor = max(rng(v["linear_ffn"]["val_losses"]), rng(v["baseline"]["val_losses"]))
+    start = min(k for k in range(len(diff) - 2) if rng(diff[k:]) <= floor / 2)
+    assert start > 0 and rng(diff[start - 1:]) > floor / 2
+    assert (f"基线和线性 FFN 在验证集上的差距，从第 {steps[start]:,} 步起一直在 {min(diff[start:]):.3f}–"
+            f"{max(diff[start:]):.3f} 之间（起落 {rng(diff[start:]):.3f}，不到噪声底线 {floor:.3f} 的一半）") in text
+    assert "手上只有这个稳定的差距" in text
+    # ⑦: training longer on the same data makes the baseline overfit more; the question says which way.
+    assert "训练更久（基线停住、对照继续降）或数据更多（基线不再过拟合）之后" in text
+    assert "线性 FFN 也在过拟合，只是轻一些。所以这些差距" in text
+
+
+def test_the_heatmap_caption_shows_both_maxima_from_the_export(text):
+    """Chosen on the selection chapters, read on the others: every option shows both maxima, and the
+    opening neuron's caption names the chapters (from neurons.json's select_max and read_max)."""
+    from course.widgets import load_model
+    neurons = export_files()["neurons"]
+    sel, read = neurons["split"]["select_chapters"], neurons["split"]["read_chapters"]
+    for n in neurons["neurons"]:
+        assert f"#{n['index']} · {n['select_max']:.3f} → {n['read_max']:.3f}" in text
+    first = load_model("neuron-heatmap").view({"neuron": None, "data": neurons})
+    n = next(x for x in neurons["neurons"] if x["index"] == first["neuron"])
+    assert (f"最大激活：第 {sel[0]}–{sel[1]} 回 {n['select_max']:.3f} → 第 {read[0]}–{read[1]} 回 "
+            f"{n['read_max']:.3f}") in text
+    assert f"神经元 · 最大激活（第 {sel[0]}–{sel[1]} 回 → 第 {read[0]}–{read[1]} 回）" in text
+
+
 def test_the_linear_control_and_the_widths_are_described_from_the_shapes(text):
     files = export_files()
     arch = files["model-card"]["architecture"]
     d, d_ff = arch["d_model"], arch["d_ff"]
     lin = next(x for x in files["ablation"]["variants"] if x["name"] == "linear_ffn")["d_ff"]
     assert 2 * d * lin == 3 * d * d_ff
-    assert f"{2 * d * lin:,} 个参数只能表达 {d * d:,} 个数" in text  # one d x d map
+    assert f"效果等于一个 {d}×{d} 矩阵（{d * d:,} 个数）" in text  # one d x d map
+    assert "只能表达" not in text
+    # Two linear layers merge into one, not none: what the no-FFN model lacks, and why it is not redundant here.
+    assert "合成的是一层，不是零层" in text and "那个玩具在这一层之后什么都没有" in text
     assert "两层线性合成一层" in text and "门控的乘法也一起拿掉了" in text and "没有为它们单独调过" in text
     assert d_ff == 43 * 16 and "43×16" in text.replace(" ", "")
     assert f"多 {100 * (3 * d * d_ff / (2 * d * 4 * d) - 1):.1f}%" in text
@@ -179,6 +263,9 @@ def test_the_model_card_gives_the_train_losses_and_the_neuron_export(text):
     seed0 = next(x for x in files["ablation"]["variants"] if x["name"] == "baseline")["val_losses"][0]
     assert f"消融里的种子 0 是 {seed0:.3f}" in text
     assert ("全程用 fp32 计算" in text) == (neurons["model"]["precision"] == "fp32")
+    # The card's configs.export predates the 8-neuron control group and cannot be re-exported without
+    # every run: no page reads it (the group sizes come from neurons.json).
+    assert "n_random" not in text and "configs" not in text
 
 
 def test_the_heatmap_reading_is_true_against_the_export(text):
@@ -200,7 +287,7 @@ def test_the_heatmap_reading_is_true_against_the_export(text):
     reading = load_model("neuron-heatmap").reading({"data": neurons})
     assert (reading["top"]["concentrated"], reading["random"]["concentrated"]) == \
         (sum(map(concentrated, top)), sum(map(concentrated, rnd)))
-    assert reading["summary"] in text and "这只是一个示意" in reading["summary"]
+    assert all(p in text for p in reading["points"]) and "这只是一个示意" in reading["summary"]
     sel, read = split["select_chapters"], split["read_chapters"]
     assert f"在第 {sel[0]}–{sel[1]} 回按最大激活挑出 {len(top)} 个神经元" in text
     assert f"都只来自第 {read[0]}–{read[1]} 回" in text and "不能拿来比较两组" in text

@@ -81,9 +81,14 @@ def test_activation_bias_and_step_by_step(page):
     check(out(page, "b2")).to_have_text("−0.750")
     check(out(page, "mse")).to_have_text("0.188")
     assert correct(page) == ["false", "true", "true", "false"]
+    answer = page.locator(f"{ROOT} details.ffn-first-wrong")
+    assert not out(page, "first-wrong").is_visible()  # tip 3's answer waits behind 「看答案」
+    answer.locator("summary").click()
+    check(out(page, "first-wrong")).to_be_visible()
     assert "先错的是「好吃」、「不难吃」" in out(page, "first-wrong").inner_text()
 
     # A real mouse drag to the right end: b2 = 0.
+    slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     page.mouse.move(box["x"] + 3, box["y"] + box["height"] / 2)
     page.mouse.down()
@@ -144,4 +149,8 @@ def test_without_javascript_the_first_state_is_complete(browser, served_site):
     assert out(page, "collapse").inner_text() == "ŷ = −p − n + 2"
     steps = out(page, "steps").inner_text()
     assert "「不好吃」" in steps and "z₂ = 1 × 1 + 1 × 1 + (−1) = 1 → ReLU → 1 → × (−2) = −2" in steps
+    # Tip 3's answer is there without JavaScript too, but closed until the reader opens it.
+    assert not out(page, "first-wrong").is_visible()
+    page.click(f"{ROOT} details.ffn-first-wrong summary")
+    assert out(page, "first-wrong").is_visible() and "先错的是" in out(page, "first-wrong").inner_text()
     context.close()

@@ -124,6 +124,9 @@ def test_picking_a_neuron_recolours_the_text(live):
     check(out(page, "contexts-title")).to_have_text(state["out"]["contexts-title"])
     assert page.locator(f'{ROOT_SEL} [data-list="contexts"] li').count() == len(state["contexts"])
     assert page.get_attribute(f"{ROOT_SEL} .nh", "data-kind") == "random"
+    # The caption gives the control's maximum on both parts of the text, choosing and reading.
+    check(out(page, "kind")).to_have_text(state["out"]["kind"])
+    assert "→" in state["out"]["kind"] and "最大激活：" in state["out"]["kind"]
     assert f"#{control}" in page.locator(f"{ROOT_SEL} .cw-sr").inner_text()
 
 

@@ -191,13 +191,84 @@ def test_a_nonlinear_part_inside_the_floor_or_below_zero_is_not_called_real():
 
 
 def test_the_fit_reading_follows_the_histories():
+    points = model.fit_points(ffn_data(), 488497, 8.8, [109, 120])
     text = model.fit_reading(ffn_data(), 488497, 8.8, [109, 120])
-    assert text.startswith("训练集只有 488,497 个 token，每个模型把它读了 8.8 遍。")
-    assert "基线最后的训练损失是 3.730、验证集损失 4.845，差 1.115，而且越训越大（第 300 步时是 0.800）" in text
-    assert "线性 FFN 0.655、去掉 FFN 0.260、纯注意力 12 层 0.175" in text and "都小得多" in text
-    assert "第 109–120 回" in text and text.endswith("只对这个训练量和这份语料成立。")
+    assert len(points) == 4 and text == "".join(points)  # four short bullets, or one paragraph
+    assert points[0].startswith("训练集只有 488,497 个 token，每个模型把它读了 8.8 遍。")
+    assert "基线最后的训练损失是 3.730、验证集损失 4.845，差 1.115，而且越训越大（第 300 步时是 0.800）" in points[0]
+    assert "去掉 FFN 0.260、纯注意力 12 层 0.175" in points[1] and "其余对照的差距小得多" in points[1]
+    assert "第 109–120 回" in points[3] and text.endswith("只对这个训练量和这份语料成立。")
     shrinking = model.fit_reading(ffn_data(base_gaps=(0.0, 0.5, 1.2, 1.1)), 488497, 8.8, [109, 120])
-    assert "越训越大" not in shrinking and "明显过拟合" not in shrinking
+    assert "越训越大（第" not in shrinking.split("。")[1] and "明显过拟合" not in shrinking
+
+
+def test_the_linear_ffn_overfits_too_but_less():
+    """Its gap grows at every evaluation of the second half (0.3 -> 0.4 in the histories) and ends at
+    0.655 of the final losses, 59% of the baseline's 1.115."""
+    data = ffn_data()
+    lin = model.overfits(data)
+    assert lin["overfits"] and lin["growing"] and lin["share"] == pytest.approx(0.655 / 1.115)
+    second = model.fit_points(data, 488497, 8.8, [109, 120])[1]
+    assert second.startswith("线性 FFN 也在过拟合，只是轻一些：它的这个差距也越训越大"
+                             "（第 300 步 0.300 → 训练结束 0.655，是基线的 59%）")
+    assert "到训练结束还在降" in second and "勉强" not in second
+    flat = ffn_data()
+    for h in flat["variants"][1]["histories"]:  # the linear FFN's gap stops growing
+        h[-1]["train_loss"] = h[-1]["val_loss"] - 0.25
+    assert not model.overfits(flat)["overfits"]
+    assert "后半程没有一直变大" in model.fit_points(flat, 488497, 8.8, [109, 120])[1]
+
+
+def test_a_fall_just_above_the_seeds_spread_is_called_barely_still_falling():
+    data = ffn_data()
+    for h, f in zip(data["variants"][1]["histories"], (0.020, 0.008)):  # mean 0.014, spread 0.012
+        h[-2]["val_loss"] = h[-1]["val_loss"] + f
+    assert model.overfits(data)["barely"]
+    second = model.fit_points(data, 488497, 8.8, [109, 120])[1]
+    assert "验证集损失降了 0.014，只比 2 个种子降幅之间的差别 0.012 大一点，勉强算还在降" in second
+
+
+def test_steady_tail_is_the_longest_final_run_within_the_tolerance():
+    curve = [(200, 0.063), (400, 0.179), (600, 0.215), (800, 0.214), (1000, 0.213), (1200, 0.209), (1400, 0.203)]
+    tail = model.steady_tail(curve, 0.024)
+    assert (tail["step"], tail["lo"], tail["hi"], tail["end"], tail["points"]) == (600, 0.203, 0.215, 0.203, 5)
+    assert model.steady_tail(curve, 0.001) is None  # no three final points that close
+    assert model.steady_tail(curve[-2:], 1.0) is None  # too short to call steady
+
+
+def test_the_gap_between_the_two_ffns_is_read_from_the_histories():
+    data = ffn_data()  # both fall by 0.1 per evaluation: the gap is 0.2 throughout
+    steady = model.steady_gap(data)
+    assert [round(d, 9) for _, d in steady["curve"]] == [0.2] * 4 and steady["floor"] == pytest.approx(0.01)
+    third = model.fit_points(data, 488497, 8.8, [109, 120])[2]
+    assert third.startswith("基线和线性 FFN 在验证集上的差距，从第 100 步起一直是 0.200（起落 0.000，不到噪声底线 0.010 的一半）")
+    assert "基线的训练/验证差距从 0.000 涨到 1.115：过拟合在加重" in third and "最后一段" not in third
+    # The baseline stalls over the last interval while the linear FFN still falls: the gap ends at its lowest.
+    for h, f in zip(data["variants"][0]["histories"], (0.004, -0.002)):
+        h[-2]["val_loss"] = h[-1]["val_loss"] + f
+    for h in data["variants"][1]["histories"]:
+        h[-2]["val_loss"] = h[-1]["val_loss"] + 0.004
+    third = model.fit_points(data, 488497, 8.8, [109, 120])[2]
+    assert "一直在 0.200–0.203 之间" in third and "最后一段基线停住、线性 FFN 还在降，差距到了最小的 0.200" in third
+    assert "手上只有这个稳定的差距" in third
+    moving = ffn_data()
+    for h in moving["variants"][1]["histories"]:  # the linear FFN closes in by 0.05 an evaluation
+        for i, e in enumerate(h):
+            e["val_loss"] -= 0.05 * i
+    assert model.steady_gap(moving)["tail"] is None
+    assert "从第 300 步的 0.100 变到训练结束的 0.050" in model.fit_points(moving, 488497, 8.8, [109, 120])[2]
+
+
+def test_the_split_reading_adds_the_split_of_the_training_losses():
+    text = model.split_reading(ffn_data())  # train: no FFN 5.25, linear 4.39, baseline 3.73
+    assert "在训练集损失上做同样的拆分，是 57% 对 43%" in text
+    assert "非线性在训练集上拿到的好处（0.660）比在验证集上（0.200）大，只有一部分带到了没见过的文字上" in text
+    t = model.split_at(ffn_data(), key="train_losses")
+    assert t["total"] == pytest.approx(1.52) and t["rest"] == pytest.approx(0.66)
+    no_train = ffn_data()
+    for v in no_train["variants"]:
+        del v["train_losses"]
+    assert "训练集" not in model.split_reading(no_train)
 
 
 def test_overfitting_needs_a_growing_gap_a_stalled_validation_loss_and_the_widest_gap():

@@ -211,3 +211,18 @@ def test_first_state_shows_the_seeds_example():
 def test_bad_params_fail_loudly(bad):
     with pytest.raises(ValueError):
         model.view({**model.PARAMS, **bad})
+
+
+def test_the_answer_to_the_third_experiment_waits_behind_a_closed_details():
+    """The lesson's tip 3 asks which review goes wrong first: the first state must not print the
+    answer where it is read, only inside a collapsed 「看答案」."""
+    from course.widgets import Renderer
+    html = str(Renderer({"num": model.num})("ffn-xor"))
+    answer = model.view(model.PARAMS)["out"]["first-wrong"]
+    at = html.index(answer)
+    opened = html.rindex("<details", 0, at)
+    assert "</details>" not in html[opened:at]  # the answer sits inside this details element
+    tag = html[opened:html.index(">", opened) + 1]
+    assert tag == '<details class="ffn-first-wrong">'  # closed: no `open` attribute
+    summary = html[html.index("<summary>", opened):html.index("</summary>", opened)]
+    assert "看答案" in summary and "先错的是" not in summary and html.count(answer) == 1

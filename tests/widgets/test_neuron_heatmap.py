@@ -185,7 +185,8 @@ def test_summary_names_fragment_neurons_in_one_characters_bytes():
                          neuron(1, "top", ["公"] * 5), neuron(2, "random", SCATTERED)])
     r = model.reading({"data": data})
     assert r["top"]["concentrated"] == 1  # #595 is not counted: its peaks are no token
-    assert ("有的过半落在同一个字的字节上：挑出的一组有 1 个（#595「捨」），随机对照没有。") in r["summary"]
+    assert ("有的神经元，最亮的 5 处里过半是同一个字的部分字节：挑出的一组有 1 个（#595「捨」），随机对照没有。"
+            in r["points"][1])
 
 
 def test_summary_when_the_random_controls_read_as_well():
@@ -277,7 +278,12 @@ def test_first_state_opens_on_the_chosen_neuron_that_shows_most_in_the_passage()
     assert model.page_params(params)["data"] == model.compact(FIXTURE)  # what the build writes into the page
     assert [g["label"] for g in s["groups"]] == ["按最大激活挑出", "随机对照"]
     assert [o["text"] for o in s["groups"][0]["options"]][:2] == \
-        [f"#{n['index']} · 最大激活 {model.num(n['read_max'], 3)}" for n in top[:2]]
+        [f"#{n['index']} · {model.num(n['select_max'], 3)} → {model.num(n['read_max'], 3)}" for n in top[:2]]
+    sel, read = FIXTURE["split"]["select_chapters"], FIXTURE["split"]["read_chapters"]
+    where = [f"第 {a} 回" if a == b else f"第 {a}–{b} 回" for a, b in (sel, read)]
+    assert s["out"]["pick-label"] == f"神经元 · 最大激活（{where[0]} → {where[1]}）"
+    assert (f"最大激活：{where[0]} {model.num(first['select_max'], 3)} → {where[1]} {model.num(first['read_max'], 3)}"
+            in s["out"]["kind"])
     assert [o["value"] for o in s["groups"][1]["options"]] == \
         [n["index"] for n in FIXTURE["neurons"] if n["kind"] == "random"]
     scale = model.scale(model.pick(model.compact(FIXTURE), first["index"]))
@@ -331,7 +337,7 @@ def test_a_fragment_that_also_holds_a_whole_character_shows_its_own_text():
 def test_decimals_follow_the_size_of_the_activations():
     big = compact_data([neuron(1, "top", ["公"], acts=(0.5,), peak=42.15), neuron(2, "random", ["公"], peak=5.1)])
     s = model.view({"neuron": 2, "data": big})
-    assert [o["text"] for g in s["groups"] for o in g["options"]] == ["#1 · 最大激活 42.15", "#2 · 最大激活 5.10"]
+    assert [o["text"] for g in s["groups"] for o in g["options"]] == ["#1 · 42.15 → 42.15", "#2 · 5.10 → 5.10"]
     assert s["out"]["legend-max"] == "5.10" and s["details"][0].endswith("激活 0.00")
 
 
@@ -353,9 +359,39 @@ def test_build_renders_every_token_and_the_page_carries_only_the_compact_data():
     assert '<select name="neuron">' in html and '<optgroup label="随机对照">' in html
     first = model.opening(model.compact(FIXTURE))
     assert (f'<option value="{first["index"]}" selected>#{first["index"]} · '
-            f'最大激活 {model.num(first["max"], 3)}</option>') in html
+            f'{model.num(first["select_max"], 3)} → {model.num(first["max"], 3)}</option>') in html
+    assert '<span data-out="pick-label">神经元 · 最大激活（' in html
     params = json.loads(unescape(re.search(r"data-params='([^']*)'", html).group(1)))
     assert params == {"neuron": None, "data": model.compact(FIXTURE)}
     spans = re.findall(r'<span data-token="\d+"[^>]*>([^<]*)</span>', html)
     assert "".join(t for t, tok in zip(spans, FIXTURE["passage"]["tokens"]) if tok["end"] > tok["start"]) == \
         FIXTURE["passage"]["text"]
+
+
+def test_the_caption_shows_both_maxima_and_why_a_chosen_one_can_fall():
+    """Chosen on the selection chapters, read on the others: a chosen neuron whose maximum there falls
+    below half says what choosing by the maximum does; one that holds up, or a control, does not."""
+    fell = {**neuron(555, "top", ["公"] * 5, peak=1.501), "select_max": 4.782}
+    held = {**neuron(256, "top", ["公"] * 5, peak=5.287), "select_max": 5.208}
+    control = {**neuron(502, "random", ["速"] * 5, peak=2.877), "select_max": 2.442}
+    data = compact_data([held, fell, control])
+    s = model.view({"neuron": 555, "data": data})
+    assert [o["text"] for g in s["groups"] for o in g["options"]] == \
+        ["#256 · 5.208 → 5.287", "#555 · 4.782 → 1.501", "#502 · 2.442 → 2.877"]
+    assert "最大激活：第 109–114 回 4.782 → 第 115–120 回 1.501，不到挑选时的一半" in s["out"]["kind"]
+    assert "排第 2" in s["out"]["kind"] and "碰巧特别亮" in s["out"]["kind"]
+    kept = model.view({"neuron": 256, "data": data})["out"]["kind"]
+    assert "第 109–114 回 5.208 → 第 115–120 回 5.287" in kept and "碰巧" not in kept
+    rnd = model.view({"neuron": 502, "data": data})["out"]["kind"]
+    assert rnd.startswith("随机对照：") and rnd.endswith("最大激活：第 109–114 回 2.442 → 第 115–120 回 2.877。")
+    assert s["out"]["pick-label"] == "神经元 · 最大激活（第 109–114 回 → 第 115–120 回）"
+
+
+def test_the_reading_comes_as_short_points_that_make_the_summary():
+    r = reading_of([neuron(641, "top", ["公"] * 5), neuron(22, "top", SCATTERED),
+                    neuron(359, "random", SCATTERED), neuron(110, "random", ["\ufffd"] * 5)])
+    assert len(r["points"]) == 3 and "".join(r["points"]) == r["summary"]
+    assert r["points"][0].endswith("挑出的一组更容易读出规律。")
+    assert r["points"][1].startswith("最亮的几处落在字的部分字节上（单独显示为 �）的：挑出的一组 10 处里 1 处，随机对照 10 处里 6 处。")
+    assert r["points"][2].startswith("这只是一个示意")
+    assert "最亮处多在字的部分字节上的神经元里" not in r["summary"]

@@ -136,9 +136,10 @@ def by_name(data):
     return {v["name"]: v for v in data["variants"]}
 
 
-def floor_between(a, b):
-    """The noise floor of comparing variants a and b: the larger of their seed ranges (0 with one run each)."""
-    ranges = [r for r in (spread(a["val_losses"]), spread(b["val_losses"])) if r is not None]
+def floor_between(a, b, key="val_losses"):
+    """The noise floor of comparing variants a and b: the larger of their seed ranges (0 with one run each).
+    key: which final losses ("val_losses", or "train_losses" for the training split)."""
+    ranges = [r for r in (spread(a[key]), spread(b[key])) if r is not None]
     return max(ranges) if ranges else 0.0
 
 
@@ -147,18 +148,19 @@ def times(x, floor):
     return num(x / floor, 1) if floor else "无穷"
 
 
-def split_at(data, without="no_ffn", partial="linear_ffn", full="baseline"):
+def split_at(data, without="no_ffn", partial="linear_ffn", full="baseline", key="val_losses"):
     """How the validation gap from `without` down to `full` divides at `partial`: the part `partial`
     already recovers and the rest, with the noise floor of the partial-vs-full comparison.
+    key="train_losses" splits the final training losses the same way.
 
     no FFN 5.5, linear FFN 5.0, SwiGLU 4.8 -> total 0.7, recovered 0.5 (71%), rest 0.2 (29%)
     """
     v = by_name(data)
-    m = {k: mean(v[k]["val_losses"]) for k in (without, partial, full)}
+    m = {k: mean(v[k][key]) for k in (without, partial, full)}
     total = m[without] - m[full]
     recovered = m[without] - m[partial]
     rest = m[partial] - m[full]
-    floor = floor_between(v[partial], v[full])
+    floor = floor_between(v[partial], v[full], key)
     return {"without": m[without], "partial": m[partial], "full": m[full], "total": total,
             "recovered": recovered, "rest": rest, "recovered_share": recovered / total if total else 0.0,
             "rest_share": rest / total if total else 0.0, "floor": floor, "rest_beats_floor": rest > floor}
@@ -189,7 +191,22 @@ def split_reading(data):
     else:
         out += (f"；线性 FFN 和基线只差 {num(abs(s['rest']), 3)}，没有超出这组比较的噪声底线 {num(s['floor'], 3)}："
                 f"我们的数据分不出非线性有没有额外的好处。")
-    return out
+    return out + train_split_clause(data, s)
+
+
+def train_split_clause(data, val):
+    """The same split on the final training losses, as one clause after the validation split `val`."""
+    if not all("train_losses" in x for x in data["variants"]):
+        return ""
+    t = split_at(data, key="train_losses")
+    if t["total"] <= 0 or not 0 <= t["recovered_share"] <= 1:
+        return ""
+    out = (f"这是验证集上的拆分；在训练集损失上做同样的拆分，是 {num(100 * t['recovered_share'], 0)}% 对 "
+           f"{num(100 * t['rest_share'], 0)}%")
+    if t["rest_share"] > val["rest_share"] and 0 < val["rest"] < t["rest"]:
+        out += (f"：非线性在训练集上拿到的好处（{num(t['rest'], 3)}）比在验证集上（{num(val['rest'], 3)}）大，"
+                "只有一部分带到了没见过的文字上")
+    return out + "。"
 
 
 def fit_gap(variant):
@@ -204,55 +221,153 @@ def final_gap(variant):
     return mean(variant["val_losses"]) - mean(variant["train_losses"])
 
 
+def gap_growth(variant):
+    """How a variant's train/validation gap develops: its final size, its size halfway through the
+    evaluations, and whether it grew at every evaluation of the second half."""
+    gaps = fit_gap(variant)
+    half = len(gaps) // 2
+    growing = len(gaps) > half + 1 and all(b[1] > a[1] for a, b in zip(gaps[half:], gaps[half + 1:]))
+    return {"gap": final_gap(variant), "growing": growing, "mid_step": gaps[half][0], "mid_gap": gaps[half][1]}
+
+
 def overfitting(data):
     """The baseline's train/validation gap: its size at the end, whether it grew over the second half
     of training, and whether the validation loss has stalled (not still learning, as judged by
     still_learning) while the gap is larger than every control's."""
     v = by_name(data)
     base = v["baseline"]
-    gaps = fit_gap(base)
-    half = len(gaps) // 2
-    end = final_gap(base)
-    growing = len(gaps) > half + 1 and all(b[1] > a[1] for a, b in zip(gaps[half:], gaps[half + 1:]))
+    g = gap_growth(base)
+    end = g["gap"]
     learning = still_learning(data).get("baseline")
     widest = all(final_gap(x) < end for x in data["variants"] if x["name"] != "baseline")
-    return {"gap": end, "growing": growing, "mid_step": gaps[half][0], "mid_gap": gaps[half][1],
-            "stalled": bool(learning) and not learning["still"] and growing and widest}
+    return {"gap": end, "growing": g["growing"], "mid_step": g["mid_step"], "mid_gap": g["mid_gap"],
+            "stalled": bool(learning) and not learning["still"] and g["growing"] and widest}
 
 
-def fit_reading(data, train_tokens, epochs, val_chapters):
-    """Training against validation loss: how far the baseline has gone into memorising its small
-    training text, how the controls compare, and so what the chart's gaps are worth.
-    val_chapters: [first, last] chapter of the validation split."""
-    base = by_name(data)["baseline"]
+def overfits(data, name="linear_ffn"):
+    """Does a control overfit too? Its gap as for the baseline (gap_growth), the gap as a share of the
+    baseline's, and its validation loss over the last interval (still_learning): `barely` when the
+    mean fall beats the seeds' spread of falls by less than half of that spread."""
+    v = by_name(data)
+    g = gap_growth(v[name])
+    base = final_gap(v["baseline"])
+    s = still_learning(data).get(name)
+    barely = bool(s) and s["still"] and s["drop"] < 1.5 * s["noise"]
+    return {**g, "share": g["gap"] / base if base > 0 else 0.0, "learning": s, "barely": barely,
+            "overfits": g["growing"] and g["gap"] > 0}
+
+
+def val_difference(data, a="linear_ffn", b="baseline"):
+    """The mean validation loss of `a` minus that of `b` at every evaluation: [(step, difference), ...]."""
+    v = by_name(data)
+    ca, cb = v[a]["histories"], v[b]["histories"]
+    return [(first["step"], mean([h[i]["val_loss"] for h in ca]) - mean([h[i]["val_loss"] for h in cb]))
+            for i, first in enumerate(ca[0])]
+
+
+def steady_tail(curve, tolerance, least=3):
+    """The longest run of final points (at least `least`) whose values stay within `tolerance` of each
+    other: {"step": its first step, "lo", "hi", "end", "points"}, or None.
+
+    >>> steady_tail([(1, 0.06), (2, 0.18), (3, 0.215), (4, 0.214), (5, 0.203)], 0.024)["step"] -> 3
+    """
+    best = None
+    for k in range(len(curve) - least, -1, -1):
+        values = [d for _, d in curve[k:]]
+        if max(values) - min(values) > tolerance:
+            break
+        best = {"step": curve[k][0], "lo": min(values), "hi": max(values), "end": values[-1], "points": len(values)}
+    return best
+
+
+def steady_gap(data, a="linear_ffn", b="baseline"):
+    """Whether the validation gap between a and b has held still: the longest final stretch of
+    evaluations over which it moved by no more than half the comparison's noise floor."""
+    v = by_name(data)
+    floor = floor_between(v[a], v[b])
+    curve = val_difference(data, a, b)
+    return {"curve": curve, "floor": floor, "tail": steady_tail(curve, floor / 2) if floor > 0 else None}
+
+
+def fit_points(data, train_tokens, epochs, val_chapters):
+    """Training against validation loss, as the lesson's short bullets: the baseline's memorising,
+    the linear FFN's (less), the other controls, the steady gap between the two FFNs, and what the
+    gaps are worth. val_chapters: [first, last] chapter of the validation split."""
+    v = by_name(data)
+    base = v["baseline"]
     train, val = mean(base["train_losses"]), mean(base["val_losses"])
     over = overfitting(data)
     learning = still_learning(data)
-    out = (f"训练集只有 {num(train_tokens)} 个 token，每个模型把它读了 {num(epochs, 1)} 遍。"
-           f"基线最后的训练损失是 {num(train, 3)}、验证集损失 {num(val, 3)}，差 {num(val - train, 3)}")
+    first = (f"训练集只有 {num(train_tokens)} 个 token，每个模型把它读了 {num(epochs, 1)} 遍。"
+             f"基线最后的训练损失是 {num(train, 3)}、验证集损失 {num(val, 3)}，差 {num(val - train, 3)}")
     if over["growing"]:
-        out += f"，而且越训越大（第 {num(over['mid_step'])} 步时是 {num(over['mid_gap'], 3)}）"
+        first += f"，而且越训越大（第 {num(over['mid_step'])} 步时是 {num(over['mid_gap'], 3)}）"
     b = learning.get("baseline")
     if b and not b["still"]:
-        out += f"；最后 {num(b['tokens'])} 个 token 里它的验证集损失只从 {num(b['from'], 3)} 变到 {num(b['to'], 3)}"
+        first += f"；最后 {num(b['tokens'])} 个 token 里它的验证集损失只从 {num(b['from'], 3)} 变到 {num(b['to'], 3)}"
     if over["stalled"]:
-        out += "：它已经明显过拟合，在训练集上越来越好，在验证集上几乎不动了"
-    out += "。"
-    controls = [x for x in data["variants"] if x["name"] != "baseline"]
-    parts = "、".join(f"{short(x['name'])}{' ' + str(x['n_layer']) + ' 层' if x['name'] == 'attn_only_12l' else ''}"
-                      f" {num(final_gap(x), 3)}" for x in controls)
-    smaller = all(final_gap(x) < over["gap"] for x in controls)
-    still = [x for x in controls if learning.get(x["name"], {}).get("still")]
-    out += f"对照的这个差距{'都小得多' if smaller else '并不都更小'}（{parts}）"
-    if still and len(still) == len(controls):
-        out += "，验证集损失到训练结束也都还在降。"
-    elif still:
-        out += f"，其中{'、'.join(short(x['name']) for x in still)}的验证集损失到训练结束还在降。"
+        first += "：它已经明显过拟合，在训练集上越来越好，在验证集上几乎不动了"
+    points = [first + "。"]
+
+    lin = overfits(data, "linear_ffn")
+    share = num(100 * lin["share"], 0)
+    if lin["overfits"]:
+        second = (f"线性 FFN 也在过拟合，只是{'轻一些' if lin['share'] < 1 else '不比基线轻'}：它的这个差距也越训越大"
+                  f"（第 {num(lin['mid_step'])} 步 {num(lin['mid_gap'], 3)} → 训练结束 {num(lin['gap'], 3)}，是基线的 {share}%）")
     else:
-        out += "。"
-    out += (f"验证集是最后的第 {val_chapters[0]}–{val_chapters[1]} 回，这个差距里也有新章节、新人名的份。"
-            "所以图上各模型之间的差距，只对这个训练量和这份语料成立。")
-    return out
+        second = f"线性 FFN 的这个差距是 {num(lin['gap'], 3)}（基线的 {share}%），后半程没有一直变大"
+    s = lin["learning"]
+    if s and lin["barely"]:
+        second += (f"；最后 {num(s['tokens'])} 个 token 里它的验证集损失降了 {num(s['drop'], 3)}，"
+                   f"只比 {s['runs']} 个种子降幅之间的差别 {num(s['noise'], 3)} 大一点，勉强算还在降")
+    elif s and s["still"]:
+        second += "；它的验证集损失到训练结束还在降"
+    elif s:
+        second += "；它的验证集损失在最后一段已经基本不降了"
+    others = [x for x in data["variants"] if x["name"] not in ("baseline", "linear_ffn")]
+    if others:
+        parts = "、".join(f"{short(x['name'])}{' ' + str(x['n_layer']) + ' 层' if x['name'] == 'attn_only_12l' else ''}"
+                          f" {num(final_gap(x), 3)}" for x in others)
+        much = all(2 * final_gap(x) < over["gap"] for x in others)
+        fewer = all(final_gap(x) < over["gap"] for x in others)
+        second += f"。其余对照的差距{'小得多' if much else '更小' if fewer else '并不都更小'}（{parts}）"
+        still = [x for x in others if learning.get(x["name"], {}).get("still")]
+        if still and len(still) == len(others):
+            second += "，验证集损失到训练结束也都还在降"
+        elif still:
+            second += f"，其中{'、'.join(short(x['name']) for x in still)}的验证集损失到训练结束还在降"
+    points.append(second + "。")
+
+    steady = steady_gap(data)
+    tail = steady["tail"]
+    curve = steady["curve"]
+    if tail:
+        lo, hi = num(tail["lo"], 3), num(tail["hi"], 3)
+        third = (f"基线和线性 FFN 在验证集上的差距，从第 {num(tail['step'])} 步起"
+                 + (f"一直是 {lo}" if lo == hi else f"一直在 {lo}–{hi} 之间")
+                 + f"（起落 {num(tail['hi'] - tail['lo'], 3)}，不到噪声底线 {num(steady['floor'], 3)} 的一半）")
+        base_gaps = dict(fit_gap(base))
+        if tail["step"] in base_gaps and base_gaps[tail["step"]] < over["gap"]:
+            third += (f"，而同一段时间里基线的训练/验证差距从 {num(base_gaps[tail['step']], 3)} 涨到 "
+                      f"{num(over['gap'], 3)}：过拟合在加重，非线性那部分好处没有超出噪声的变化")
+        lin_s = learning.get("linear_ffn")
+        if tail["end"] == tail["lo"] and b and not b["still"] and lin_s and lin_s["still"]:
+            third += (f"。最后一段基线停住、线性 FFN 还在降，差距到了最小的 {num(tail['end'], 3)}；"
+                      "再训下去、换更多数据会怎样，我们没有试过，手上只有这个稳定的差距")
+    else:
+        third = (f"基线和线性 FFN 在验证集上的差距，从第 {num(curve[len(curve) // 2][0])} 步的 "
+                 f"{num(curve[len(curve) // 2][1], 3)} 变到训练结束的 {num(curve[-1][1], 3)}")
+    points.append(third + "。")
+
+    points.append(f"验证集是最后的第 {val_chapters[0]}–{val_chapters[1]} 回，这些差距里也有新章节、新人名的份。"
+                  "所以图上各模型之间的差距，只对这个训练量和这份语料成立。")
+    return points
+
+
+def fit_reading(data, train_tokens, epochs, val_chapters):
+    """Training against validation loss as one paragraph: fit_points run together.
+    val_chapters: [first, last] chapter of the validation split."""
+    return "".join(fit_points(data, train_tokens, epochs, val_chapters))
 
 
 def attention_depth_reading(data, deep="attn_only_12l", shallow="no_ffn"):

@@ -263,9 +263,10 @@ def named(verdicts, key):
     return "、".join(f"#{v['index']}「{v[key]}」" for v in verdicts)
 
 
-def summary(verdicts, data):
+def summary_points(verdicts, data):
     """The chosen group against the random controls on the reading chapters, as the verdicts say,
-    and what kind of comparison that is."""
+    and what kind of comparison that is: three short points (the counts and what they say, where
+    the peaks fall in characters' bytes, the scope)."""
     top = [v for v in verdicts if v["kind"] == "top"]
     rnd = [v for v in verdicts if v["kind"] == "random"]
     hits_t = [v for v in top if v["concentrated"]]
@@ -275,7 +276,7 @@ def summary(verdicts, data):
     first = (f"在{sel}按最大激活挑出 {nt} 个神经元，再到挑选时没用到的{read}里看它们最亮的几处："
              + (f"{ct} 个集中在单个 token 上（{named(hits_t, 'peak')}）" if ct else "没有一个集中在单个 token 上"))
     if not nr:
-        return first + "；这份数据没有随机对照。"
+        return [first + "；这份数据没有随机对照。"]
     fewer = cr * nt < ct * nr  # the random share is lower than the top share
     if cr:
         second = f"同样看随机抽的 {nr} 个，{'只有' if fewer else '有'} {cr} 个（{named(hits_r, 'peak')}）"
@@ -287,29 +288,34 @@ def summary(verdicts, data):
         verdict_line = "两组读得出规律的比例一样：按最大激活挑选并没有挑出更好读的神经元。"
     else:
         verdict_line = "随机对照读得出规律的比例反而更高：按最大激活挑选并没有挑出更好读的神经元。"
+    frag_t = sum(v["fragments"] for v in top)
+    frag_r = sum(v["fragments"] for v in rnd)
+    bytes_line = (f"最亮的几处落在字的部分字节上（单独显示为 {FRAGMENT}）的：挑出的一组 {sum(v['n'] for v in top)} 处里 "
+                  f"{frag_t} 处，随机对照 {sum(v['n'] for v in rnd)} 处里 {frag_r} 处。")
     part_t = [v for v in top if v["belongs"]]
     part_r = [v for v in rnd if v["belongs"]]
-    parts = ""
     if part_t or part_r:
         def group(vs):
             return f"有 {len(vs)} 个（{named(vs, 'belongs')}）" if vs else "没有"
-        parts = (f"最亮处多在字的部分字节上的神经元里，有的过半落在同一个字的字节上："
-                 f"挑出的一组{group(part_t)}，随机对照{group(part_r)}。")
-    frag_t = sum(v["fragments"] for v in top)
-    frag_r = sum(v["fragments"] for v in rnd)
-    fragments = (f"最亮处落在字的部分字节上的：挑出的一组 {sum(v['n'] for v in top)} 处里 {frag_t} 处，"
-                 f"随机对照 {sum(v['n'] for v in rnd)} 处里 {frag_r} 处。")
+        n = max(v["n"] for v in verdicts)
+        bytes_line += (f"有的神经元，最亮的 {n} 处里过半是同一个字的部分字节："
+                       f"挑出的一组{group(part_t)}，随机对照{group(part_r)}。")
     scope = (f"这只是一个示意：一个模型的第 {data['layer']} 层，两组各 {nt} 个和 {nr} 个神经元，"
              if nt != nr else f"这只是一个示意：一个模型的第 {data['layer']} 层，两组各 {nt} 个神经元，")
     scope += "数得出多少个「集中」，谈不上统计检验。"
-    return f"{first}；{second}。{verdict_line}{parts}{fragments}{scope}"
+    return [f"{first}；{second}。{verdict_line}", bytes_line, scope]
+
+
+def summary(verdicts, data):
+    """summary_points as one paragraph."""
+    return "".join(summary_points(verdicts, data))
 
 
 def reading(params):
     """The honest reading of every exported neuron, for the lesson and the widget.
 
     Returns {"neurons": [{index, kind, concentrated, peak, count, n, fragments, belongs,
-    belong_count, text}], "summary": str, "criterion": str,
+    belong_count, text}], "summary": str (the points run together), "points": [str], "criterion": str,
     "top": {n, concentrated}, "random": {n, concentrated}}.
     """
     data = compact(params["data"])
@@ -317,7 +323,8 @@ def reading(params):
     groups = {kind: {"n": sum(v["kind"] == kind for v in verdicts),
                      "concentrated": sum(v["kind"] == kind and v["concentrated"] for v in verdicts)}
               for kind, _ in GROUPS}
-    return {"neurons": verdicts, "summary": summary(verdicts, data), "criterion": criterion(data), **groups}
+    points = summary_points(verdicts, data)
+    return {"neurons": verdicts, "summary": "".join(points), "points": points, "criterion": criterion(data), **groups}
 
 
 # --- the widget ------------------------------------------------------------------------------
@@ -348,15 +355,30 @@ def token_detail(tokens, i, value, places=3):
     return f"第 {i + 1} 个 token：{what} · 激活 {num(value, places)}"
 
 
-def kind_text(data, neuron):
+def maxima(data, neuron, places=3):
+    """A neuron's maximum activation where it was chosen and where it is read, in that order.
+
+    >>> maxima(data, {"select_max": 4.782, "max": 1.501}) -> '第 109–114 回 4.782 → 第 115–120 回 1.501'
+    """
+    return (f"{chapters(data['split']['select'])} {num(neuron['select_max'], places)} → "
+            f"{chapters(data['split']['read'])} {num(neuron['max'], places)}")
+
+
+def kind_text(data, neuron, places=3):
+    """The line under the picker: which group the neuron is in and its maximum activation on both
+    parts; a chosen neuron whose maximum falls below half on the reading chapters says why that can be."""
+    both = f"最大激活：{maxima(data, neuron, places)}"
     if neuron["kind"] == "top":
         tops = sorted((n["select_max"] for n in data["neurons"] if n["kind"] == "top"), reverse=True)
         rank = tops.index(neuron["select_max"]) + 1
-        return (f"按最大激活挑出：在第 {data['layer']} 层的 {num(data['d_ff'])} 个神经元里，"
-                f"它在{chapters(data['split']['select'])}上的最大激活排第 {rank}；这里显示的都来自{chapters(data['split']['read'])}。")
+        out = (f"按最大激活挑出：在第 {data['layer']} 层的 {num(data['d_ff'])} 个神经元里，"
+               f"它在{chapters(data['split']['select'])}的最大激活排第 {rank}。{both}")
+        if 2 * neuron["max"] < neuron["select_max"]:
+            out += "，不到挑选时的一半：按最大值挑，也会挑中在那几回里碰巧特别亮的神经元"
+        return out + f"。这里显示的都来自{chapters(data['split']['read'])}。"
     rest = data["d_ff"] - data["selection"]["top"]
     return (f"随机对照：从其余 {num(rest)} 个神经元里随机抽的"
-            f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。")
+            f"（random.Random({data['selection']['random_seed']})），不看它亮不亮。{both}。")
 
 
 def example(facts):
@@ -387,7 +409,8 @@ def view(params):
     empty = sum(1 for t in tokens if not t[0])
     v = verdict(neuron["contexts"])
     groups = [{"kind": kind, "label": name,
-               "options": [{"value": n["index"], "text": f"#{n['index']} · 最大激活 {num(n['max'], places)}",
+               "options": [{"value": n["index"],
+                            "text": f"#{n['index']} · {num(n['select_max'], places)} → {num(n['max'], places)}",
                             "selected": n is neuron}
                            for n in data["neurons"] if n["kind"] == kind]}
               for kind, name in GROUPS]
@@ -408,7 +431,9 @@ def view(params):
                      for a, before, token, chars, after, fragment in neuron["contexts"]],
         "out": {
             "title": f"第 {data['layer']} 层 FFN 的真实神经元：字的底色就是它在这个 token 上的激活",
-            "kind": kind_text(data, neuron),
+            "kind": kind_text(data, neuron, places),
+            "pick-label": (f"神经元 · 最大激活（{chapters(data['split']['select'])} → "
+                           f"{chapters(data['split']['read'])}）"),
             "legend-min": lg["min"],
             "legend-max": lg["max"],
             "legend-note": (f"橙 = 正，蓝 = 负，没有底色 = 0。每个神经元各用自己的刻度："
