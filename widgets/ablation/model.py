@@ -18,7 +18,7 @@ LABELS = {
     "linear_ffn": "线性 FFN：{n} 层，FFN 去掉非线性",
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
     "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
-    "no_residual": "去掉残差：{n} 层",
+    "no_residual": "{n} 层，去掉残差",
     "deep_8l": "加深到 {n} 层，有残差",
     "deep_8l_no_residual": "加深到 {n} 层，去掉残差",
 }
@@ -548,7 +548,7 @@ def view(params):
     selected = params.get("selected") or "baseline"
     sel = by_name[selected]
     sel_losses = next(v for v in data["variants"] if v["name"] == selected)["val_losses"]
-    detail = (f"{sel['label']}：{num(sel['params'])} 个参数，验证集损失 " + "、".join(num(x, 3) for x in sel_losses)
+    detail = (f"{sel['label']}（{num(sel['params'])} 个参数）：验证集损失 " + "、".join(num(x, 3) for x in sel_losses)
               + f"（平均 {num(sel['mean'], 3)}，困惑度 {num(perplexity(sel['mean']), 0)}）"
               + ("" if selected == "baseline" else
                  f"；比基线平均 {num(base, 3)} {'高' if sel['gap'] > 0 else '低'} {num(abs(sel['gap']), 3)}，"
