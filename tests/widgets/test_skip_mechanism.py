@@ -118,3 +118,9 @@ def test_the_verdicts_follow_the_runs():
     assert v == {"identity_lost_at_init": True, "gradient_path_needed": False, "identity_at_output_helps": True}
     v = model.verdicts(data(detached_skip=6.99, embed_readd=6.99), FLOOR)
     assert v["gradient_path_needed"] and not v["identity_at_output_helps"]
+
+
+def test_the_model_card_says_which_runs_stopped_early():
+    d = data(stops=("no_residual_init02", "attn_skip_only", "ffn_skip_only"))
+    assert model.stops_sentence(d) == ("「只给注意力留残差」、「只给 FFN 留残差」、「去掉残差，写回矩阵按 0.02 初始化」"
+                                       "训练到第 400 步停下（同一个学习率日程的前段，和基线在同一步比）；")

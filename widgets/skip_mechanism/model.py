@@ -201,6 +201,19 @@ def init_control(data, floor):
     return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
 
 
+def stops_sentence(data):
+    """Which runs stopped early, grouped by step, for the model card ('' when none did)."""
+    by_step = {}
+    for name in data["order"]:
+        v = data["variants"][name]
+        if v["stopped_early"]:
+            by_step.setdefault(v["steps_trained"], []).append("「" + label(name) + "」")
+    if not by_step:
+        return ""
+    parts = ["、".join(names) + f"训练到第 {num(step)} 步停下" for step, names in sorted(by_step.items())]
+    return "；".join(parts) + "（同一个学习率日程的前段，和基线在同一步比）；"
+
+
 def verdicts(data, floor):
     """What the runs settle, as yes/no, for the lesson's prose to choose its sentences by:
     identity_lost_at_init: without skips the token cannot be read at step 0;
