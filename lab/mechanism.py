@@ -112,12 +112,13 @@ def run(cfg: MechanismConfig, prep: prepare.PrepareConfig, base: train.TrainConf
                           "blocks": residual.sig_all(g["blocks"], cfg.digits),
                           "output_stream_grad_norm": export.sig(g["output_stream_grad_norm"], cfg.digits)})
     doc = build_export(cfg, results, meta, json.loads((data / "ngram.json").read_text()), gradients, idx, no_skip_init,
-                       command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
+                       command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0,
+                       val_tokens=val, block=block)
     write(doc, Path(out))
     return doc
 
 
-def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, command, code, measure_s) -> dict:
+def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, command, code, measure_s, val_tokens, block) -> dict:
     first = results["baseline"]
     tc, mc = first["config"], first["model_config"]
     variants = []
@@ -172,7 +173,8 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
         "variants": variants,
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "no_skip_init": no_skip_init,
-        "probes": {"rule": "lab/probe.py on the first 8 non-overlapping validation windows (2,048 positions),"
+        "probes": {"windows": probe_batch(val_tokens, block).shape[0], "positions": probe_batch(val_tokens, block).numel(),
+                   "rule": "lab/probe.py on the first 8 non-overlapping validation windows (2,048 positions),"
                            " eval mode, before the first step and at every evaluation."
                            " current_token_top1: share of positions whose top prediction is the token at that"
                            " position; modal_top1_share: share of positions whose top prediction is the most"
