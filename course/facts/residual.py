@@ -49,7 +49,7 @@ def mechanism_facts(data, no_skip=None):
     return {"variants": variants, "order": order,
             "references": data["references"], "card": data["model_card"],
             "gradients": {m["variant"]: m for m in data["gradients"]["models"]},
-            "grad_batch": data["gradients"]["batch"]}
+            "grad_batch": data["gradients"]["batch"], "probe_batch": data["probes"]}
 
 
 def residual_facts(data, mechanism=None):

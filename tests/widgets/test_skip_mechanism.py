@@ -88,7 +88,7 @@ def test_the_fixture_export_renders_one_row_per_run():
     facts = mechanism_facts(FIXTURE, no_skip)
     html = str(Renderer({"num": model.num})("skip-mechanism", data=facts, floor=FLOOR))
     assert html.count("<tr data-row=") == len(FIXTURE["variants"]) + 1  # and the earlier no-skip run
-    assert "只训练了 4 步" in html  # the fixture stops no_residual_init02 early
+    assert "* 只训练了学习率日程的前段：「去掉残差，写回矩阵按 0.02 初始化」 4 步" in html  # the fixture stops init02 early
     assert "† 去掉全部残差：上一组实验里那次训练的损失" in html
     for v in FIXTURE["variants"]:
         assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]

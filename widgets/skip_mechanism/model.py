@@ -201,16 +201,22 @@ def init_control(data, floor):
     return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
 
 
-def stops_sentence(data):
-    """Which runs stopped early, grouped by step, for the model card ('' when none did)."""
+def _stops(data):
+    """[(step, ["「label」", ...]), ...] for the runs stopped early, by step."""
     by_step = {}
     for name in data["order"]:
         v = data["variants"][name]
         if v["stopped_early"]:
             by_step.setdefault(v["steps_trained"], []).append("「" + label(name) + "」")
-    if not by_step:
+    return sorted(by_step.items())
+
+
+def stops_sentence(data):
+    """Which runs stopped early, grouped by step, for the model card ('' when none did)."""
+    stops = _stops(data)
+    if not stops:
         return ""
-    parts = ["、".join(names) + f"训练到第 {num(step)} 步停下" for step, names in sorted(by_step.items())]
+    parts = ["、".join(names) + f"训练到第 {num(step)} 步停下" for step, names in stops]
     return "；".join(parts) + "（同一个学习率日程的前段，和基线在同一步比）；"
 
 
@@ -236,8 +242,9 @@ def view(params):
     elsewhere = [r for r in rows(data) if r["elsewhere"]]
     return {
         "rows": rows(data), "floor": num(floor, 3),
-        "stopped_note": "；".join(f"* {r['label'][:-1]}：只训练了 {num(data['variants'][r['name']]['steps_trained'])} 步"
-                                  "（同一个学习率日程的前段），「比基线」是和基线在同一步比" for r in stopped),
+        "stopped_note": ("* 只训练了学习率日程的前段：" + "；".join(
+            "、".join(n for n in names) + f" {num(step)} 步" for step, names in _stops(data)) + "；「比基线」是和基线在同一步比")
+                        if stopped else "",
         "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量"
                                     for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
