@@ -30,7 +30,7 @@ def gradient_facts(model):
             "first_over_last": params[0] / params[-1], "max_over_min": max(params) / min(params)}
 
 
-def mechanism_facts(data, no_skip=None):
+def mechanism_facts(data, no_skip=None, baseline=None):
     """The mechanism runs by name, each with its probes at step 0 and at its last evaluation.
     `no_skip` is residual.json's no_residual variant: that run is the mechanism export's no-skip
     model too (its loss and curve from there, its step-0 probes from mechanism.json)."""
@@ -46,7 +46,12 @@ def mechanism_facts(data, no_skip=None):
                                    "init": data["no_skip_init"]["probe"], "end": None, "stopped_early": False,
                                    "elsewhere": True}
         order.insert(1, "no_residual")
-    return {"variants": variants, "order": order,
+    # The same seed of the baseline in both exports: how far the two precisions move one run.
+    precision_gap = None
+    if baseline is not None and data["variants"][0]["seed"] in baseline["seeds"]:
+        other = baseline["val_losses"][baseline["seeds"].index(data["variants"][0]["seed"])]
+        precision_gap = data["variants"][0]["val_loss"] - other
+    return {"variants": variants, "order": order, "precision_gap": precision_gap,
             "references": data["references"], "card": data["model_card"],
             "gradients": {m["variant"]: m for m in data["gradients"]["models"]},
             "grad_batch": data["gradients"]["batch"], "probe_batch": data["probes"]}
@@ -71,7 +76,7 @@ def residual_facts(data, mechanism=None):
             "tokens_per_run": data["tokens_per_run"], "date": card["date"],
         },
         "evidence": {"stream": stream, "gradients": [gradient_facts(m) for m in data["gradients"]["models"]]},
-        "mechanism": mechanism_facts(mechanism, variants.get("no_residual")) if mechanism else None,
+        "mechanism": mechanism_facts(mechanism, variants.get("no_residual"), variants.get("baseline")) if mechanism else None,
     }
 
 

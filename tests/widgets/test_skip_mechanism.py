@@ -63,7 +63,7 @@ def test_the_gradient_path_reading_follows_the_detached_run():
 
 def test_the_identity_path_reading_says_whether_it_left_the_unigram():
     said = model.identity_path(data(), FLOOR)
-    assert "离开了 unigram（6.995）0.995" in said and "收回了「去掉全部残差」那段差距的 46.5%" in said
+    assert "离开了 unigram（6.995）0.995" in said and "收回了「去掉全部残差」那段差距的约 47%" in said
     assert "仍停在 unigram" in model.identity_path(data(embed_readd=6.99), FLOOR)
     assert "比 unigram（6.995）还差" in model.identity_path(data(embed_readd=7.2), FLOOR)
 
@@ -71,14 +71,14 @@ def test_the_identity_path_reading_says_whether_it_left_the_unigram():
 def test_the_sublayer_reading_says_which_skip_matters():
     said = model.sublayer_paths(data(), FLOOR)
     assert "只给注意力留残差：4.900，比基线（4.850）高 0.050" in said and "停在 unigram 附近" in said
-    assert "注意力外面那条" in said and "后者在 100.0% 的位置上给出同一个首选预测" in said
+    assert "注意力外面那条，和 Dong 等人的预测一致" in said and "后者在 100.0% 的位置上给出同一个首选预测" in said
     assert "FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0), FLOOR)
     assert "差不多" in model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.01), FLOOR)
 
 
 def test_the_init_control_compares_at_the_same_step():
     said = model.init_control(data(), FLOOR)
-    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "小初始化不是原因" in said
+    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "小初始化不是它卡住的原因" in said
     assert "初始化确实是原因之一" in model.init_control(data(no_residual_init02=6.5), FLOOR)
 
 
@@ -89,7 +89,8 @@ def test_the_fixture_export_renders_one_row_per_run():
     html = str(Renderer({"num": model.num})("skip-mechanism", data=facts, floor=FLOOR))
     assert html.count("<tr data-row=") == len(FIXTURE["variants"]) + 1  # and the earlier no-skip run
     assert "* 只训练了学习率日程的前段：「去掉残差，写回矩阵按 0.02 初始化」 4 步" in html  # the fixture stops init02 early
-    assert "† 去掉全部残差：上一组实验里那次训练的损失" in html
+    assert "† 去掉全部残差：上一组实验里那次训练的损失" in html and "没有训练结束时的探针（—）" in html
+    assert html.count("<th scope=\"col\">") == 6  # model, step-0 probe, steps, loss, gap, cosine
     for v in FIXTURE["variants"]:
         assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]
 
@@ -106,11 +107,11 @@ def test_a_run_stopped_early_is_compared_with_the_baseline_at_the_same_step():
 
 def test_identity_at_init_claims_the_loss_only_when_the_probes_show_it():
     d = data()
-    assert "读不出来了" in model.identity_at_init(d) and "词嵌入几乎原样到达了输出" in model.identity_at_init(d)
+    assert "流不再指向自己的嵌入" in model.identity_at_init(d) and "这是个诊断，不是成绩" in model.identity_at_init(d)
     d["variants"]["no_residual"]["init"] = probe(top1=0.45, own1=0.6)
     d["variants"]["baseline"]["init"] = probe(top1=0.6, own1=0.88)
     said = model.identity_at_init(d)
-    assert "读不出来了" not in said and "几乎原样" not in said and "45.0%" in said
+    assert "流不再指向自己的嵌入" not in said and "45.0%" in said
 
 
 def test_the_verdicts_follow_the_runs():
@@ -124,3 +125,7 @@ def test_the_model_card_says_which_runs_stopped_early():
     d = data(stops=("no_residual_init02", "attn_skip_only", "ffn_skip_only"))
     assert model.stops_sentence(d) == ("「只给注意力留残差」、「只给 FFN 留残差」、「去掉残差，写回矩阵按 0.02 初始化」"
                                        "训练到第 400 步停下（同一个学习率日程的前段，和基线在同一步比）；")
+
+
+def test_small_shares_keep_their_digits():
+    assert model.pct(0.0005) == "0.05%" and model.pct(0.999) == "99.9%" and model.pct(0.0) == "0.0%"

@@ -25,7 +25,8 @@ def label(name):
 
 
 def pct(x):
-    return num(100 * x, 1) + "%"
+    """pct(0.999) -> '99.9%'; a share under 1% keeps two decimals: pct(0.0005) -> '0.05%'"""
+    return num(100 * x, 2 if 0 < x < 0.01 else 1) + "%"
 
 
 def rows(data):
@@ -42,7 +43,7 @@ def rows(data):
             x, b, step = pair(data, name, "baseline")
             delta = "—" if b is None else _signed(x - b)
         out.append({"name": name, "label": label(name) + mark, "init_top1": pct(v["init"]["current_token_top1"]),
-                    "val": num(v["val_loss"], 3), "delta": delta,
+                    "step": num(v["steps_trained"]), "val": num(v["val_loss"], 3), "delta": delta,
                     "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—",
                     "stopped": v["stopped_early"], "elsewhere": v["elsewhere"]})
     return out
@@ -53,18 +54,18 @@ def _signed(x):
 
 
 def identity_at_init(data):
-    """Step 0: does the model's top prediction name the token it stands on, and does block 1's
-    output still point at that token's embedding? Each clause only as far as its number goes."""
+    """Step 0: does the model's top prediction name the token it stands on (the output head is the
+    input embedding, tied), and does the stream still point at that token's embedding? Each clause
+    only as far as its number goes."""
     b, n = data["variants"]["baseline"]["init"], data["variants"]["no_residual"]["init"]
     bt, nt = b["current_token_top1"], n["current_token_top1"]
-    bo, no = b["own_embedding_cosine_by_depth"][1], n["own_embedding_cosine_by_depth"][1]
-    text = (f"训练开始前（第 0 步），有残差的模型在 {pct(bt)} 的位置上，把当前这个 token 本身排在预测的第一位"
-            "（作为对下一个 token 的预测，这并不好；它只说明 token 是谁，在输出端还读得出来）")
-    text += "：词嵌入几乎原样到达了输出。" if bt > 0.9 else "。"
-    text += (f"去掉残差，这个比例是 {pct(nt)}；第 1 块之后，每个位置的向量和它自己那个 token 的嵌入的余弦，"
-             f"有残差时是 {num(bo, 2)}，去掉残差是 {num(no, 2)}")
-    if nt < 0.05 and abs(no) < 0.1 < bo:
-        text += "：没有一条路把 token 自己的向量原样带到输出，它是谁在输出端已经读不出来了。"
+    bo, no = b["own_embedding_cosine_by_depth"], n["own_embedding_cosine_by_depth"][1]
+    text = (f"训练开始前（第 0 步），有残差的模型在 {pct(bt)} 的位置上，把当前这个 token 本身排在预测的第一位。"
+            "这是个诊断，不是成绩：输出层和词嵌入共用同一个矩阵，只有当前 token 的向量一路到了输出，才会这样")
+    text += f"；它的流和自己那个 token 的嵌入的余弦，第 1 块之后是 {num(bo[1], 2)}，第 {len(bo) - 1} 块之后还有 {num(bo[-1], 2)}。"
+    text += f"去掉残差，这个比例是 {pct(nt)}，第 1 块之后的余弦是 {num(no, 2)}"
+    if nt < 0.05 and abs(no) < 0.1 < bo[1]:
+        text += "：流不再指向自己的嵌入，没有一条路把 token 自己的向量原样带到输出。"
     else:
         text += "。"
     return text
@@ -121,9 +122,9 @@ def gradient_path(data, floor):
     else:
         text += f"，是「去掉全部残差」那段差距（{num(n - b, 3)}）的 {pct(gap / (n - b))}："
     if g0[0] < g0[1] / 10:
-        text += (f"第 0 步，它第 1 块的参数收到的梯度只有基线的 {num(g0[0] / g0[1], 4)}。"
-                 "一个原因是梯度只能穿过后面的每个子层回来，而这些子层写回流上的矩阵初始化得很小，每穿过一个就缩小一截。"
-                 "在我们的模型里，梯度的那条捷径也是必需的。")
+        text += (f"第 0 步，它第 1 块的参数收到的梯度只有基线的 {num(g0[0] / g0[1], 4)}：梯度只能穿过后面的每个子层回来，"
+                 "这些子层写回流上的矩阵又初始化得很小。这个梯度不但小，还少了捷径那一项，方向也不同；"
+                 "这次对照分不开是哪一点让它训不动，但它说明：在我们的模型里，梯度的那条捷径也是必需的。")
     else:
         text += "梯度的捷径也起了作用。"
     return text
@@ -138,8 +139,15 @@ def identity_path(data, floor):
     text = f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}{_at(step, data)}，"
     if left > floor:
         text += f"离开了 unigram（{num(uni, 3)}）{num(left, 3)}"
-        text += f"，收回了「去掉全部残差」那段差距的 {pct((n - e) / (n - b))}。"
-        text += "各块之间仍然没有捷径，梯度仍要穿过每一层；只是输出端重新知道了当前是哪个 token。"
+        text += f"，收回了「去掉全部残差」那段差距的约 {num(100 * (n - e) / (n - b), 0)}%（那次训练来自上一组）。"
+        ev = data["variants"]["embed_readd"]["end"]
+        if ev and ev["cosine_by_depth"][-1] > 0.95:
+            text += (f"各块的输出仍然每个位置几乎一样（最后一块之后余弦 {num(ev['cosine_by_depth'][-1], 2)}）：它用上了当前 token，"
+                     "却没用上前文")
+            bigram = data["references"]["bigram"]
+            text += f"，所以还不如只看前一个 token 的 bigram（{num(bigram, 3)}）。" if e > bigram else "。"
+        else:
+            text += "各块之间仍然没有捷径，梯度仍要穿过每一层。"
     elif abs(left) <= floor:
         text += f"仍停在 unigram（{num(uni, 3)}）附近：只把身份在最后还回去，不够。"
     else:
@@ -170,8 +178,8 @@ def sublayer_paths(data, floor):
         text += (f"后者在 {pct(fv['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
                  f"各位置最终向量两两的余弦是 {num(fv['end']['cosine_final'], 2)}。")
     if a < f - floor:
-        text += ("要紧的是注意力外面那条：注意力是把各位置混在一起的那一层，没有残差，它就把 token 自己换成了前文的平均；"
-                 "FFN 的变换不跨位置，信息还留在本位置上。")
+        text += ("要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
+                 "各位置就挤成同一个向量。")
     elif f < a - floor:
         text += "这次是 FFN 外面那条更要紧。"
     else:
@@ -195,7 +203,9 @@ def init_control(data, floor):
              if abs(at - uni) <= floor else
              f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}")
     if abs(i["val_loss"] - at) <= floor:
-        return text + "：把初始化放大并没有帮它，小初始化不是原因。"
+        return text + ("：没有帮上忙。在这套 Pre-Norm 设置里，放大写回矩阵几乎不改变前向（下一次归一化把尺度抹掉了），"
+                       "改变的主要是每一步的有效步长；至少在这一个取值、这 400 步里，小初始化不是它卡住的原因。"
+                       if step == 400 else "：没有帮上忙，小初始化不是它卡住的原因。")
     if i["val_loss"] < at and uni - i["val_loss"] > floor:
         return text + "：它离开了 unigram，在这套设置下，初始化确实是原因之一。"
     return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
@@ -245,7 +255,10 @@ def view(params):
         "stopped_note": ("* 只训练了学习率日程的前段：" + "；".join(
             "、".join(n for n in names) + f" {num(step)} 步" for step, names in _stops(data)) + "；「比基线」是和基线在同一步比")
                         if stopped else "",
-        "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量"
+        "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量，"
+                                    "没有训练结束时的探针（—）；它的「比基线」跨了精度（两种精度下基线种子 0 相差 "
+                                    + num(abs(data["precision_gap"]), 3) + "）" if data.get("precision_gap") is not None else
+                                    f"† {r['label'][:-1]}：上一组实验里那次训练的损失，没有训练结束时的探针（—）"
                                     for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
                                           for r in rows(data)),
