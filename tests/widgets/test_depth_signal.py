@@ -1,7 +1,6 @@
 """depth-signal: the hand-written forward and backward passes against numpy and finite differences,
 and what the widget tells the reader about depth, residuals, normalisation, activation, width and seed,
 checked so that no setting can teach a false lesson (review of 第 2 课, B1)."""
-import ast
 import json
 import math
 import sys
@@ -196,16 +195,6 @@ def test_seeds_are_drawn_only_when_asked_for():
     model.view(model.PARAMS)
     assert sorted(model._draws) == [model.PARAMS["seed"]]
     assert len(model._draws[model.PARAMS["seed"]][1]) == 2 * model.PARAMS["depth"]
-
-
-def test_the_model_keeps_to_what_micropython_shares():
-    source = (ROOT / "widgets" / "depth_signal" / "model.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imports |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imports == {"math", "numfmt", "rng"}
-    assert not any(isinstance(n, ast.Dict) and None in n.keys for n in ast.walk(tree))  # no {**a}
-    assert "maketrans" not in source and ".translate(" not in source
 
 
 def test_first_state_is_in_the_html_and_bad_params_fail():

@@ -2,7 +2,6 @@
 own-embedding cosine, attention weights), determinism, plain JSON, and what the widget says about
 the failure of our own model without skips (it reads at init as the unigram: no position knows
 its token)."""
-import ast
 import json
 import math
 import sys
@@ -168,17 +167,6 @@ def test_bad_params_fail():
             model.view({**model.PARAMS, **bad})
     with pytest.raises(ValueError):
         model.summary(9, True)
-
-
-def test_the_model_keeps_to_what_micropython_shares():
-    source = (ROOT / "widgets" / "token_identity" / "model.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imports |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imports == {"math", "numfmt", "rng"}
-    assert not any(isinstance(n, ast.Dict) and None in n.keys for n in ast.walk(tree))  # no {**a}
-    assert not any(isinstance(n, ast.JoinedStr) for n in ast.walk(tree))  # %-formatting only
-    assert "maketrans" not in source and ".translate(" not in source
 
 
 def test_first_state_is_in_the_html():

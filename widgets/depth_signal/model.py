@@ -43,6 +43,7 @@ import math
 
 from numfmt import num, sci
 from rng import Rng
+from vec import dots, transpose
 
 PARAMS = {"depth": 16, "residual": False, "norm": True, "init": "unit", "activation": "relu", "seed": 0}
 DEPTH = (1, 64, 1)  # slider: min, max, step (layers; each has two sub-layers)
@@ -86,10 +87,6 @@ def weights(n_sub, init, seed=SEEDS[0]):
     return [(w1, [[v * scale for v in row] for row in w2]) for w1, _, w2, _ in base_layers(n_sub, seed)]
 
 
-def transpose(w):
-    return [list(col) for col in zip(*w)]
-
-
 def inputs():
     """SAMPLES unit-variance input vectors and the unit readout direction u."""
     rng = Rng(INPUT_SEED)
@@ -105,17 +102,6 @@ def dot(a, b):
     for p, q in zip(a, b):
         s += p * q
     return s
-
-
-def dots(v, rows):
-    """[dot(v, row) for row in rows], with the loop inlined (the hot path). dots([1, 2], [[1, 0], [0, 1]]) -> [1.0, 2.0]"""
-    out = []
-    for row in rows:
-        s = 0.0
-        for p, q in zip(v, row):
-            s += p * q
-        out.append(s)
-    return out
 
 
 def matvec(v, w):

@@ -42,6 +42,7 @@ import math
 
 from numfmt import num
 from rng import Rng
+from vec import dots, transpose
 
 PASSAGE = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。"
 PUNCTUATION = "，。、"
@@ -76,21 +77,6 @@ TOKENS = [VOCAB.index(c) for c in SENTENCE]
 def chance():
     """What a random guess scores. chance() -> 1/26"""
     return 1 / len(VOCAB)
-
-
-def dots(v, rows):
-    """[v . row for row in rows], the loop inlined. dots([1, 2], [[1, 0], [0, 1]]) -> [1.0, 2.0]"""
-    out = []
-    for row in rows:
-        s = 0.0
-        for p, q in zip(v, row):
-            s += p * q
-        out.append(s)
-    return out
-
-
-def transpose(w):
-    return [list(col) for col in zip(*w)]
 
 
 def rms_norm(v):
