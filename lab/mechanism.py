@@ -35,7 +35,6 @@ from lab.probe import probe_batch, token_identity
 from lab.model import MECHANISM_VARIANTS, make_config, variant_overrides
 
 VARIANT_NAMES = ("baseline", *MECHANISM_VARIANTS)  # the runs, in export order
-FILE = "mechanism.json"  # out/FILE; contract: data/schemas/real-model/residual/mechanism.schema.json
 # The model settings a run here may change; each is reported per variant.
 SKIP_FIELDS = ("residual", "skip_attn", "skip_ffn", "skip_grad", "embed_skip", "out_init_std")
 DESCRIPTIONS = {
@@ -191,11 +190,5 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
 
 
 def write(doc: dict, out: Path) -> None:
-    """Validate the exact text, then replace out/mechanism.json atomically."""
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    schema.validate(schema.MECHANISM_FILE, json.loads(text))
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".{FILE}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out / FILE)
-    print(f"mechanism: wrote {out / FILE} ({(out / FILE).stat().st_size:,} B)")
+    path = schema.write_validated(schema.MECHANISM_FILE, doc, out)
+    print(f"mechanism: wrote {path} ({path.stat().st_size:,} B)")

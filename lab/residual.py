@@ -27,7 +27,6 @@ from lab import export, prepare, schema, train
 from lab.model import GPT, RESIDUAL_VARIANTS, ModelConfig, make_config, residual_init_std, variant_overrides
 
 VARIANT_NAMES = ("baseline", *RESIDUAL_VARIANTS)  # the experiment's runs, in export order
-FILE = "residual.json"  # out/FILE; its contract is data/schemas/real-model/residual/residual.schema.json
 
 
 @dataclass
@@ -341,12 +340,5 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
 
 
 def write(doc: dict, out: Path) -> None:
-    """Validate the exact text, then replace out/residual.json atomically."""
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    schema.validate(schema.RESIDUAL_FILE, json.loads(text))
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".{FILE}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out / FILE)
-    schema.validate(schema.RESIDUAL_FILE, json.loads((out / FILE).read_text(encoding="utf-8")))
-    print(f"residual: wrote {out / FILE} ({(out / FILE).stat().st_size:,} B)")
+    path = schema.write_validated(schema.RESIDUAL_FILE, doc, out)
+    print(f"residual: wrote {path} ({path.stat().st_size:,} B)")

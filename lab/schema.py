@@ -18,6 +18,7 @@ Every error names the file and the key path, e.g.
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 
@@ -220,6 +221,20 @@ def _semantic_mechanism(data: dict, fail):
     graded = [m["variant"] for m in data["gradients"]["models"]]
     if graded != names:
         fail("gradients.models", f"variants {graded}, want {names}")
+
+
+def write_validated(name: str, doc: dict, out_dir) -> Path:
+    """Validate exactly the text about to be written as export `name` (e.g. RESIDUAL_FILE), replace
+    out_dir/<its file name> atomically, and validate what landed. Returns the path written."""
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    validate(name, json.loads(text))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path, tmp = out / Path(name).name, out / f".{Path(name).name}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    validate(name, json.loads(path.read_text(encoding="utf-8")))
+    return path
 
 
 def validate_dir(path) -> dict:
