@@ -244,6 +244,15 @@ def verdicts(data, floor):
             "identity_at_output_helps": uni - e > floor}
 
 
+def elsewhere_note(data, row):
+    """The † row's footnote: its loss comes from the earlier export (bf16), so its gap crosses precisions."""
+    text = f"† {row['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量，没有训练结束时的探针（—）"
+    gap = data.get("precision_gap")
+    if gap is not None:
+        text += f"；它的「比基线」跨了精度（两种精度下基线种子 0 相差 {num(abs(gap), 3)}）"
+    return text
+
+
 def view(params):
     data, floor = params["data"], params["floor"]
     if data is None or floor is None:
@@ -255,11 +264,7 @@ def view(params):
         "stopped_note": ("* 只训练了学习率日程的前段：" + "；".join(
             "、".join(n for n in names) + f" {num(step)} 步" for step, names in _stops(data)) + "；「比基线」是和基线在同一步比")
                         if stopped else "",
-        "elsewhere_note": "；".join(f"† {r['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量，"
-                                    "没有训练结束时的探针（—）；它的「比基线」跨了精度（两种精度下基线种子 0 相差 "
-                                    + num(abs(data["precision_gap"]), 3) + "）" if data.get("precision_gap") is not None else
-                                    f"† {r['label'][:-1]}：上一组实验里那次训练的损失，没有训练结束时的探针（—）"
-                                    for r in elsewhere),
+        "elsewhere_note": "；".join(elsewhere_note(data, r) for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
                                           for r in rows(data)),
     }
