@@ -7,9 +7,10 @@
     python -m lab neurons --work ../lab-runs --out data/real-model [key=value ...]   (neurons.json only)
     python -m lab residual --corpus PATH --out data/real-model/residual [key=value ...]
     python -m lab mechanism --corpus PATH --out data/real-model/residual [key=value ...]
+    python -m lab norm --corpus PATH --out data/real-model/norm [key=value ...]
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, ExportConfig,
-AllConfig, residual.ResidualConfig, mechanism.MechanismConfig); a key that no stage's config has is an error. Re-running a command
+AllConfig, residual.ResidualConfig, mechanism.MechanismConfig, norm.NormConfig); a key that no stage's config has is an error. Re-running a command
 resumes: finished runs are skipped, interrupted ones continue from their checkpoint.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path, PureWindowsPath
 
-from lab import export, mechanism, prepare, residual, train
+from lab import export, mechanism, norm, prepare, residual, train
 from lab.model import VARIANTS
 
 
@@ -187,7 +188,8 @@ def run_all(corpus: str, out: str, work: str, overrides: list[str], command: str
 def run_residual(corpus: str, out: str, work: str, overrides: list[str], command: str, experiment=residual) -> None:
     """The residual experiment (lab/residual.py) or its mechanism runs (lab/mechanism.py): one
     process, one run at a time with every core."""
-    config_class = residual.ResidualConfig if experiment is residual else mechanism.MechanismConfig
+    config_class = {residual: residual.ResidualConfig, mechanism: mechanism.MechanismConfig,
+                    norm: norm.NormConfig}[experiment]
     r, p, t = split_overrides(overrides, [config_class, prepare.PrepareConfig, train.TrainConfig])
     for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir", "stop_at"):
         if forbidden in t or forbidden in p:
@@ -205,7 +207,8 @@ def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["all", "prepare", "train", "export", "neurons", "residual", "mechanism"])
+    parser.add_argument("command", choices=["all", "prepare", "train", "export", "neurons", "residual", "mechanism",
+                                            "norm"])
     parser.add_argument("--corpus", help="the UTF-8 corpus (all, prepare, residual)")
     parser.add_argument("--out", help="export directory (all, export, neurons: data/real-model; residual:"
                                       " data/real-model/residual)")
@@ -213,7 +216,8 @@ def main(argv=None) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_intermixed_args(argv)
     command = portable_command(argv)
-    out = args.out or ("data/real-model/residual" if args.command in ("residual", "mechanism") else "data/real-model")
+    out = args.out or {"residual": "data/real-model/residual", "mechanism": "data/real-model/residual",
+                       "norm": "data/real-model/norm"}.get(args.command, "data/real-model")
 
     if args.command == "all":
         if not args.corpus:
@@ -227,6 +231,10 @@ def main(argv=None) -> None:
         if not args.corpus:
             parser.error("mechanism needs --corpus")
         run_residual(args.corpus, out, args.work, args.overrides, command, experiment=mechanism)
+    elif args.command == "norm":
+        if not args.corpus:
+            parser.error("norm needs --corpus")
+        run_residual(args.corpus, out, args.work, args.overrides, command, experiment=norm)
     elif args.command == "prepare":
         if not args.corpus:
             parser.error("prepare needs --corpus")

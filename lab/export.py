@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from lab.model import GPT, VARIANTS, ModelConfig, residual_init_std
+from lab.model import GPT, VARIANTS, ModelConfig, recorded_config, residual_init_std
 from lab import schema
 
 CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as in prepare.py
@@ -416,7 +416,7 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
                               f" random: random.Random({cfg.random_seed}).sample of the other neurons"},
         "neurons": neurons,
         "export_config": portable_config(asdict(cfg)),
-        "model_config": portable_config(asdict(mcfg)),
+        "model_config": portable_config(recorded_config(mcfg)),
     }
 
 

@@ -6,7 +6,7 @@ Reads top to bottom in forward order: config -> RMSNorm -> attention -> SwiGLU
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 import torch
 import torch.nn as nn
@@ -33,6 +33,12 @@ class ModelConfig:
     skip_grad: bool = True  # False: x.detach() + F(norm(x)): the skip carries the value forward, no gradient back
     embed_skip: bool = False  # True: the embedding is added to the stream once more, before the final norm
     out_init_std: float = 0.0  # > 0: every residual-output projection at this std instead of residual_init_std
+    # The norm lesson (`python -m lab norm`); defaults = the baseline. Recorded only when they differ
+    # from the default (recorded_config), so earlier runs, checkpoints and exports read as before.
+    norm_place: str = "pre"  # "pre": x + F(norm(x)) and a final norm (GPT-2); "post": norm(x + F(x)), no final
+    #                          norm (Post-LN, Vaswani et al. 2017); "none": x + F(x), no norm anywhere
+    norm_kind: str = "rms"  # "rms": x / rms(x) * gain; "layer": LayerNorm, (x - mean) / std * gain + bias
+    norm_gain: str = "g"  # "g": the gain g itself, initialised at 1; "1+w": zero-centred, 1 + w with w initialised at 0
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -59,7 +65,20 @@ MECHANISM_VARIANTS = {
     "ffn_skip_only": {"skip_attn": False},
     "no_residual_init02": {"residual": False, "out_init_std": 0.02},
 }
+# The norm lesson (`python -m lab norm`): where the norm sits, which norm, the gain's form.
+NORM_VARIANTS = {
+    "post_ln": {"norm_place": "post"},  # norm(x + F(x)) after every addition, no final norm
+    "no_norm": {"norm_place": "none"},  # no norm at all (the control)
+    "layernorm": {"norm_kind": "layer"},  # Pre-LN with LayerNorm (mean subtracted, bias beta) instead of RMSNorm
+    "zero_centred": {"norm_gain": "1+w"},  # RMSNorm's gain as 1 + w, w initialised at 0
+}
 FFN_KINDS = ("swiglu", "linear")
+NORM_PLACES = ("pre", "post", "none")
+NORM_KINDS = ("rms", "layer")
+NORM_GAINS = ("g", "1+w")
+# Fields added after the first exports: a config dict records them only when they differ from
+# their default, so every earlier variant's recorded config (and every export made from it) is unchanged.
+LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g"}
 
 
 def variant_overrides(name: str) -> dict:
@@ -67,7 +86,7 @@ def variant_overrides(name: str) -> dict:
 
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
-    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS}
+    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -85,7 +104,20 @@ def make_config(**overrides) -> ModelConfig:
     cfg = ModelConfig(**overrides)
     if cfg.ffn not in FFN_KINDS:
         raise ValueError(f"ffn={cfg.ffn!r}; known: {FFN_KINDS}")
+    for name, known in (("norm_place", NORM_PLACES), ("norm_kind", NORM_KINDS), ("norm_gain", NORM_GAINS)):
+        if getattr(cfg, name) not in known:
+            raise ValueError(f"{name}={getattr(cfg, name)!r}; known: {known}")
+    if cfg.norm_place == "post" and not (cfg.residual and cfg.skip_attn and cfg.skip_ffn and not cfg.embed_skip):
+        raise ValueError("norm_place='post' is defined for the block with both skips only")
     return cfg
+
+
+def recorded_config(cfg) -> dict:
+    """asdict(cfg) without the later fields that are at their default (LATER_FIELDS).
+
+    recorded_config(ModelConfig()) has no "norm_place"; recorded_config(ModelConfig(norm_place="post"))["norm_place"] -> 'post'
+    """
+    return {k: v for k, v in asdict(cfg).items() if not (k in LATER_FIELDS and v == LATER_FIELDS[k])}
 
 
 def residual_init_std(n_layer: int, init_std: float = 0.02) -> float:
@@ -94,16 +126,54 @@ def residual_init_std(n_layer: int, init_std: float = 0.02) -> float:
 
 
 class RMSNorm(nn.Module):
-    """x / rms(x) * weight: no mean subtraction, no bias."""
+    """x / rms(x) * weight: no mean subtraction, no bias. zero_centred: x / rms(x) * (1 + weight),
+    weight initialised at 0 (the same function at init; weight decay pulls the gain toward 1, not 0)."""
 
-    def __init__(self, d: int, eps: float):
+    def __init__(self, d: int, eps: float, zero_centred: bool = False):
         super().__init__()
         self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d))
+        self.zero_centred = zero_centred
+        self.weight = nn.Parameter(torch.zeros(d) if zero_centred else torch.ones(d))
+
+    def gain(self):
+        return 1 + self.weight if self.zero_centred else self.weight  # (C,)
 
     def forward(self, x):
         rms = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (B, T, 1)
+        if self.zero_centred:
+            return x * rms * (1 + self.weight)  # (B, T, C)
         return x * rms * self.weight  # (B, T, C)
+
+
+class LayerNorm(nn.Module):
+    """(x - mean(x)) / sqrt(var(x) + eps) * gain + bias (Ba et al. 2016), written in the same
+    operations as RMSNorm (not torch's fused kernel), so that their speeds compare the arithmetic."""
+
+    def __init__(self, d: int, eps: float, zero_centred: bool = False):
+        super().__init__()
+        self.eps = eps
+        self.zero_centred = zero_centred
+        self.weight = nn.Parameter(torch.zeros(d) if zero_centred else torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def gain(self):
+        return 1 + self.weight if self.zero_centred else self.weight  # (C,)
+
+    def forward(self, x):
+        x = x - x.mean(-1, keepdim=True)  # (B, T, C)
+        inv = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (B, T, 1)
+        return x * inv * self.gain() + self.bias  # (B, T, C)
+
+
+NORMS = (RMSNorm, LayerNorm)
+
+
+def make_norm(cfg: ModelConfig) -> nn.Module:
+    """The norm the config asks for; nn.Identity when norm_place is "none"."""
+    if cfg.norm_place == "none":
+        return nn.Identity()
+    cls = RMSNorm if cfg.norm_kind == "rms" else LayerNorm
+    return cls(cfg.d_model, cfg.norm_eps, zero_centred=cfg.norm_gain == "1+w")
 
 
 def rope_tables(head_dim: int, T: int, base: float):
@@ -181,19 +251,27 @@ def add_write(x, write, skip: bool, grad: bool):
 class Block(nn.Module):
     """Pre-norm block: x + attn(norm(x)), then x + ffn(norm(x)) when d_ff > 0.
     Without residual: attn(norm(x)), then ffn(norm(.)): the same parameters, no skip.
-    skip_attn / skip_ffn / skip_grad remove one skip or its gradient path (the mechanism controls)."""
+    skip_attn / skip_ffn / skip_grad remove one skip or its gradient path (the mechanism controls).
+    norm_place "post" (Post-LN): the sub-layer reads the stream itself and the norm follows the
+    addition, x = norm1(x + attn(x)), then x = norm2(x + ffn(x)); "none": no norm (identities)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.skip_attn = cfg.residual and cfg.skip_attn
         self.skip_ffn = cfg.residual and cfg.skip_ffn
         self.skip_grad = cfg.skip_grad
-        self.norm1 = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.post = cfg.norm_place == "post"
+        self.norm1 = make_norm(cfg)
         self.attn = Attention(cfg)
-        self.norm2 = RMSNorm(cfg.d_model, cfg.norm_eps) if cfg.d_ff else None
+        self.norm2 = make_norm(cfg) if cfg.d_ff else None
         self.ffn = ({"swiglu": SwiGLU, "linear": LinearFFN}[cfg.ffn](cfg)) if cfg.d_ff else None
 
     def forward(self, x, cos, sin):
+        if self.post:  # Post-LN: the norm after the addition
+            x = self.norm1(add_write(x, self.attn(x, cos, sin), self.skip_attn, self.skip_grad))  # (B, T, C)
+            if self.ffn is not None:
+                x = self.norm2(add_write(x, self.ffn(x), self.skip_ffn, self.skip_grad))  # (B, T, C)
+            return x
         x = add_write(x, self.attn(self.norm1(x), cos, sin), self.skip_attn, self.skip_grad)  # (B, T, C)
         if self.ffn is not None:
             x = add_write(x, self.ffn(self.norm2(x)), self.skip_ffn, self.skip_grad)  # (B, T, C)
@@ -206,7 +284,8 @@ class GPT(nn.Module):
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.norm_f = RMSNorm(cfg.d_model, cfg.norm_eps)
+        # Pre-LN's final norm; Post-LN's last block already ends in a norm, and "none" has none.
+        self.norm_f = make_norm(cfg) if cfg.norm_place == "pre" else nn.Identity()
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self.lm_head.weight = self.embed.weight  # tied input and output embedding
         cos, sin = rope_tables(cfg.d_model // cfg.n_head, cfg.block_size, cfg.rope_base)

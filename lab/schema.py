@@ -30,7 +30,8 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "data" / "schemas" / "real
 FILES = ("model-card.json", "ablation.json", "neurons.json")  # the FFN experiment, data/real-model/
 RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-model/residual/ (lab/residual.py)
 MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE)
+NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE)
 
 
 class SchemaError(ValueError):
@@ -62,6 +63,7 @@ NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_versio
 # Each experiment versions its own format.
 RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
 MECHANISM_SCHEMA_VERSION = schema_for(MECHANISM_FILE)["properties"]["schema_version"]["const"]
+NORM_SCHEMA_VERSION = schema_for(NORM_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -125,6 +127,8 @@ def _semantic(name: str, data: dict):
         _semantic_residual(data, fail)
     if name == MECHANISM_FILE:
         _semantic_mechanism(data, fail)
+    if name == NORM_FILE:
+        _semantic_norm(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -221,6 +225,36 @@ def _semantic_mechanism(data: dict, fail):
     graded = [m["variant"] for m in data["gradients"]["models"]]
     if graded != names:
         fail("gradients.models", f"variants {graded}, want {names}")
+
+
+def _semantic_norm(data: dict, fail):
+    names = [r["name"] for r in data["runs"]]
+    if len(set(names)) != len(names):
+        fail("runs", f"a run appears twice: {names}")
+    if names[:1] != ["baseline"]:
+        fail("runs", "the baseline's full run comes first")
+    steps = data["model_card"]["training"]["steps"]
+    every = data["model_card"]["configs"]["norm"]["curve_every"]
+    for i, r in enumerate(data["runs"]):
+        if r["steps_trained"] > steps:
+            fail(f"runs[{i}].steps_trained", f"{r['steps_trained']} > the schedule's {steps} steps")
+        if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
+            fail(f"runs[{i}].history", "must end at steps_trained with the run's val_loss")
+        if len(r["train_curve"]) != -(-r["steps_trained"] // every):
+            fail(f"runs[{i}].train_curve", f"{len(r['train_curve'])} points for {r['steps_trained']} steps")
+    for key in ("placement", ):
+        for n in data[key]["runs"]:
+            if n not in names:
+                fail(f"{key}.runs", f"{n!r} is not a run")
+    for i, g in enumerate(data["gains"]["models"]):
+        if g["run"] not in names:
+            fail(f"gains.models[{i}].run", f"{g['run']!r} is not a run")
+    for i, m in enumerate(data["gradients"]["models"]):
+        if [b["block"] for b in m["blocks"]] != list(range(1, m["n_layer"] + 1)):
+            fail(f"gradients.models[{i}].blocks", f"must be blocks 1..{m['n_layer']} in order")
+    timed = [t["run"] for t in data["model_card"]["timing"]["runs"]]
+    if timed != names:
+        fail("model_card.timing.runs", f"runs {timed}, want {names}")
 
 
 def write_validated(name: str, doc: dict, out_dir) -> Path:

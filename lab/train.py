@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from lab.model import GPT, make_config, variant_overrides
+from lab.model import GPT, NORMS, make_config, recorded_config, variant_overrides
 from lab.probe import probe_batch, token_identity
 
 
@@ -36,6 +36,7 @@ class TrainConfig:
     min_lr: float = 1e-4  # learning rate at the end of the cosine decay
     warmup_steps: int = 60  # linear warmup from 0
     weight_decay: float = 0.1  # AdamW decay on matrices and the embedding, not on norm weights
+    norm_weight_decay: bool = False  # True: the same decay on the norms' gains too (LayerNorm's bias stays undecayed)
     beta1: float = 0.9  # AdamW first-moment decay
     beta2: float = 0.95  # AdamW second-moment decay
     grad_clip: float = 1.0  # max global gradient norm; 0 = off
@@ -56,6 +57,21 @@ class TrainConfig:
 # Fields that may differ when a run resumes (they do not change the trajectory).
 RESUMABLE_DIFFERENCES = {"out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads", "progress",
                          "bar_position", "stop_at"}
+
+
+# Fields added after the first exports, recorded only when they differ from the default
+# (recorded_train_config), so every earlier run's checkpoint resumes and every export reads as before.
+LATER_FIELDS = {"norm_weight_decay": False}
+
+
+def recorded_train_config(cfg: TrainConfig) -> dict:
+    """asdict(cfg) without the later fields at their default. "norm_weight_decay" in recorded_train_config(TrainConfig()) -> False"""
+    return {k: v for k, v in asdict(cfg).items() if not (k in LATER_FIELDS and v == LATER_FIELDS[k])}
+
+
+def norm_gains(model: GPT) -> set[int]:
+    """id() of every norm's gain parameter (RMSNorm.weight, LayerNorm.weight; not LayerNorm.bias)."""
+    return {id(m.weight) for m in model.modules() if isinstance(m, NORMS)}
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -130,8 +146,9 @@ def run(cfg: TrainConfig) -> dict:
 
     torch.manual_seed(cfg.seed)
     model = GPT(mcfg).to(device)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    gains = norm_gains(model) if cfg.norm_weight_decay else set()
+    decay = [p for p in model.parameters() if p.dim() >= 2 or id(p) in gains]
+    no_decay = [p for p in model.parameters() if p.dim() < 2 and id(p) not in gains]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=device.type == "cuda")
@@ -141,8 +158,9 @@ def run(cfg: TrainConfig) -> dict:
     ckpt_path = out / "ckpt.pt"
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, map_location=device, weights_only=False)
-        diff = {k: (ckpt["config"][k], v) for k, v in asdict(cfg).items()
-                if k not in RESUMABLE_DIFFERENCES and ckpt["config"].get(k) != v}
+        saved = {**LATER_FIELDS, **ckpt["config"]}  # a checkpoint from before a later field has its default
+        diff = {k: (saved.get(k), v) for k, v in asdict(cfg).items()
+                if k not in RESUMABLE_DIFFERENCES and saved.get(k) != v}
         if diff:
             raise ValueError(f"{ckpt_path} was made with other settings (saved, now): {diff}; "
                              "delete the run directory or choose another out_dir")
@@ -162,12 +180,12 @@ def run(cfg: TrainConfig) -> dict:
         ckpt = {"model": model.state_dict(), "optimizer": opt.state_dict(), "data_rng": gen.get_state(),
                 "torch_rng": torch.get_rng_state(),
                 "cuda_rng": torch.cuda.get_rng_state() if device.type == "cuda" else None,
-                "state": state, "config": asdict(cfg), "model_config": asdict(mcfg)}
+                "state": state, "config": recorded_train_config(cfg), "model_config": recorded_config(mcfg)}
         torch.save(ckpt, out / "ckpt.pt.tmp")
         os.replace(out / "ckpt.pt.tmp", ckpt_path)  # atomic: a kill never leaves half a checkpoint
 
-    print(f"train config: {json.dumps(asdict(cfg))}")
-    print(f"model config: {json.dumps(asdict(mcfg))}; {model.num_params():,} parameters; device {device};"
+    print(f"train config: {json.dumps(recorded_train_config(cfg))}")
+    print(f"model config: {json.dumps(recorded_config(mcfg))}; {model.num_params():,} parameters; device {device};"
           f" bf16 autocast {use_amp}; {torch.get_num_threads()} threads")
     tokens_per_step = cfg.batch_size * cfg.block_size
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if use_amp else nullcontext
@@ -221,7 +239,8 @@ def run(cfg: TrainConfig) -> dict:
         "wall_seconds": round(state["wall_seconds"], 1),
         "train_tokens_per_second": round(tokens_per_step * state["step"] / state["train_seconds"], 1),
         "device": str(device), "bf16_autocast": use_amp, "threads": torch.get_num_threads(),
-        "history": state["evals"], "probes": state["probes"], "config": asdict(cfg), "model_config": asdict(mcfg),
+        "history": state["evals"], "probes": state["probes"], "config": recorded_train_config(cfg),
+        "model_config": recorded_config(mcfg),
     }
     (out / "result.json").write_text(json.dumps(result, indent=1))
     print(f"train {cfg.variant} seed {cfg.seed}: val {final['val_loss']:.4f} nats/token after {state['step']} steps,"

@@ -1,0 +1,491 @@
+"""The norm experiment (C4 第 3 课): where the norm sits, warm-up, RMSNorm against LayerNorm, the gain.
+
+    python -m lab norm --corpus PATH --work DIR --out data/real-model/norm [key=value ...]
+
+prepare (only when the work dir has no data yet: the same data as `all`) -> train every run of
+RUNS, one at a time with every core, resumable -> measure (step-0 gradients per layer of Pre-LN,
+Post-LN and no norm at several depths; the learned gains of every trained model's norms; the
+training speed of RMSNorm against LayerNorm, interleaved in one process) -> write
+out/norm.json, validated first with data/schemas/real-model/norm/norm.schema.json.
+
+Runs (seed `run_seed` each; the baseline's own 1,400-step run is reused from the work dir):
+- Pre-LN (the baseline) and Post-LN (model.NORM_VARIANTS["post_ln"]: norm(x + F(x)), no final
+  norm), each with the baseline's 60 warm-up steps and without warm-up, at the baseline's learning
+  rate and at `high_lr_mult` times it (min_lr scaled alike): 8 short runs, the first `short_steps`
+  steps of the full schedule, evaluated every `short_eval_every` steps.
+- Weight decay on the gains, the gain as g and as 1 + w (short runs): does decay pull g toward 0?
+- LayerNorm instead of RMSNorm, one full run.
+- No norm at all (a short run), only while the budget allows (`optional`).
+Every run has the baseline's TrainConfig except the fields its row of RUNS sets (checked).
+`stop_early=RUN:STEP` cuts a run shorter (the same trajectory up to there).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+
+from lab import export, prepare, residual, schema, train
+from lab.model import GPT, NORMS, make_config, recorded_config, variant_overrides
+
+
+@dataclass(frozen=True)
+class Run:
+    variant: str  # a model variant (model.VARIANTS / NORM_VARIANTS)
+    warmup: bool = True  # the baseline's warm-up (TrainConfig.warmup_steps) or none
+    high_lr: bool = False  # lr and min_lr times NormConfig.high_lr_mult
+    decay_gains: bool = False  # TrainConfig.norm_weight_decay
+    short: bool = True  # the first short_steps steps of the full schedule, or all of it
+    optional: bool = False  # trained only if the budget has room for it
+    description: str = ""
+
+
+RUNS = {  # in training order: the placement and warm-up question first
+    "pre_ln_warmup": Run("baseline", description="Pre-LN (the baseline), 60 warm-up steps, lr 1e-3"),
+    "post_ln_no_warmup": Run("post_ln", warmup=False, description="Post-LN, no warm-up, lr 1e-3"),
+    "post_ln_warmup": Run("post_ln", description="Post-LN, 60 warm-up steps, lr 1e-3"),
+    "pre_ln_no_warmup": Run("baseline", warmup=False, description="Pre-LN, no warm-up, lr 1e-3"),
+    "post_ln_no_warmup_high_lr": Run("post_ln", warmup=False, high_lr=True, description="Post-LN, no warm-up, high lr"),
+    "post_ln_warmup_high_lr": Run("post_ln", high_lr=True, description="Post-LN, 60 warm-up steps, high lr"),
+    "pre_ln_no_warmup_high_lr": Run("baseline", warmup=False, high_lr=True, description="Pre-LN, no warm-up, high lr"),
+    "pre_ln_warmup_high_lr": Run("baseline", high_lr=True, description="Pre-LN, 60 warm-up steps, high lr"),
+    "gain_decay": Run("baseline", decay_gains=True,
+                      description="Pre-LN RMSNorm, weight decay on the gains g too (initialised at 1)"),
+    "zero_centred_decay": Run("zero_centred", decay_gains=True,
+                              description="Pre-LN RMSNorm with the gain as 1 + w (w initialised at 0), weight decay on w"),
+    "layernorm": Run("layernorm", short=False,
+                     description="Pre-LN with LayerNorm (mean subtracted, gain and bias) instead of RMSNorm, full run"),
+    "no_norm": Run("no_norm", optional=True, description="no norm at all: x + F(x), no final norm"),
+}
+BASELINE = "baseline"  # the full baseline run, reused from the work dir (`all`, `mechanism` trained it)
+PLACEMENT_RUNS = [n for n in RUNS if n.startswith(("pre_ln", "post_ln"))]
+# The TrainConfig fields a row of RUNS may change; everything else is the baseline's.
+VARIED = ("lr", "min_lr", "warmup_steps", "norm_weight_decay", "stop_at", "eval_every")
+
+
+@dataclass
+class NormConfig:
+    run_seed: int = 0  # every run's seed: the baseline's initial weights (where shapes agree) and batch order
+    short_steps: int = 300  # steps of the full schedule a short run trains
+    short_eval_every: int = 50  # a short run's evaluations (the full run keeps eval_every)
+    high_lr_mult: float = 3.0  # the high learning rate, as a multiple of the baseline's
+    runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
+    stop_early: str = ""  # runs cut shorter, e.g. "layernorm:800" (steps of the full schedule)
+    budget_minutes: int = 60  # the limit on the new runs' training time; an optional run starts only within it
+    grad_depths: str = "4,8,16"  # n_layer of the step-0 gradient measurement (init only, no training)
+    grad_batch: int = 12  # sequences in its fixed batch: the first non-overlapping validation windows
+    curve_every: int = 10  # the exported training-loss curve: the mean of every this many steps
+    speed_rounds: int = 3  # interleaved timing rounds of RMSNorm and LayerNorm training steps
+    speed_steps: int = 8  # timed steps per model per round (after 2 untimed)
+    digits: int = 4  # significant digits of exported measurements
+    command: str = ""  # the command the model card records; "" = this process's command line
+
+
+def selected(cfg: NormConfig) -> list[str]:
+    """The runs to train, in RUNS order. selected(NormConfig(runs="layernorm,pre_ln_warmup")) -> ['pre_ln_warmup', 'layernorm']"""
+    want = [r for r in cfg.runs.split(",") if r]
+    unknown = sorted(set(want) - set(RUNS))
+    if unknown:
+        raise SystemExit(f"runs: unknown {unknown}; known: {list(RUNS)}")
+    return [n for n in RUNS if not want or n in want]
+
+
+def stops_of(cfg: NormConfig) -> dict[str, int]:
+    """stops_of(NormConfig(stop_early="layernorm:800")) -> {"layernorm": 800}"""
+    out = {}
+    for item in filter(None, cfg.stop_early.split(",")):
+        name, _, n = item.partition(":")
+        if name not in RUNS or not n.isdigit():
+            raise SystemExit(f"stop_early: expected RUN:STEP with a run of {list(RUNS)}, got {item!r}")
+        out[name] = int(n)
+    return out
+
+
+def train_config(name: str, cfg: NormConfig, base: train.TrainConfig, work: Path) -> train.TrainConfig:
+    """The TrainConfig of run `name`: the baseline's, with what its row of RUNS changes."""
+    r = RUNS[name]
+    mult = cfg.high_lr_mult if r.high_lr else 1.0
+    stop = stops_of(cfg).get(name, cfg.short_steps if r.short else 0)
+    return replace(base, variant=r.variant, seed=cfg.run_seed, out_dir=str(work / f"{name}-s{cfg.run_seed}"),
+                   lr=base.lr * mult, min_lr=base.min_lr * mult, warmup_steps=base.warmup_steps if r.warmup else 0,
+                   norm_weight_decay=r.decay_gains, stop_at=stop,
+                   eval_every=cfg.short_eval_every if r.short else base.eval_every)
+
+
+def check_settings(results: dict[str, dict], base: dict) -> None:
+    """Every run's recorded TrainConfig equals the baseline's except the fields RUNS varies."""
+    ignore = set(VARIED) | {"variant", "seed", "out_dir", "data_dir", "ckpt_every", "device", "threads", "progress",
+                            "bar_position"}
+    want = {k: v for k, v in {**train.LATER_FIELDS, **base}.items() if k not in ignore}
+    for name, r in results.items():
+        got = {k: v for k, v in {**train.LATER_FIELDS, **r["config"]}.items() if k not in ignore}
+        if got != want:
+            diff = {k: (want.get(k), got.get(k)) for k in want.keys() | got.keys() if want.get(k) != got.get(k)}
+            raise SystemExit(f"run {name} differs from the baseline in settings RUNS does not vary: {diff}")
+
+
+def finite(x):
+    """None for NaN or infinity (JSON has neither), else x."""
+    return x if x is None or math.isfinite(x) else None
+
+
+def estimate_seconds(results: dict[str, dict], steps: int) -> float:
+    """Seconds a run of `steps` steps would take at the mean pace of the runs trained so far."""
+    paced = [r for r in results.values() if r.get("steps_trained")]
+    if not paced:
+        return 0.0
+    per_step = sum(r["wall_seconds"] for r in paced) / sum(r["steps_trained"] for r in paced)
+    return per_step * steps
+
+
+# --- measurements (no training) --------------------------------------------------------------
+
+
+def step0_gradients(model: GPT, idx: torch.Tensor, tgt: torch.Tensor) -> dict:
+    """Cross-entropy on one batch, fp32, dropout off: per block the norm of the gradient of all its
+    parameters, of its FFN's output projection alone (W2 of Xiong et al.'s Theorem 1) and of
+    dL/d(stream) at the block's input."""
+    model.eval()
+    model.zero_grad(set_to_none=True)
+    inputs = []
+
+    def keep(m, a):
+        a[0].retain_grad()
+        inputs.append(a[0])
+
+    handles = [b.register_forward_pre_hook(keep) for b in model.blocks]
+    try:
+        _, loss = model(idx, tgt)
+    finally:
+        for h in handles:
+            h.remove()
+    loss.backward()
+    blocks = [{"block": i + 1,
+               "param_grad_norm": math.sqrt(sum(p.grad.pow(2).sum().item() for p in b.parameters())),
+               "ffn_out_grad_norm": b.ffn.down.weight.grad.norm().item(),
+               "attn_out_grad_norm": b.attn.proj.weight.grad.norm().item(),
+               "stream_grad_norm": inputs[i].grad.norm().item()}
+              for i, b in enumerate(model.blocks)]
+    return {"loss": loss.item(), "blocks": blocks}
+
+
+def norm_modules(model: GPT) -> list[tuple[str, int | None, torch.nn.Module]]:
+    """(position, 1-based block or None, module) of every norm in forward order."""
+    out = []
+    for i, b in enumerate(model.blocks):
+        for pos, m in (("attention", b.norm1), ("ffn", b.norm2)):
+            if isinstance(m, NORMS):
+                out.append((pos, i + 1, m))
+    if isinstance(model.norm_f, NORMS):
+        out.append(("final", None, model.norm_f))
+    return out
+
+
+def quantiles(values: torch.Tensor, digits: int) -> dict:
+    v = values.double()
+    q = torch.quantile(v, torch.tensor([0.05, 0.25, 0.5, 0.75, 0.95], dtype=torch.float64)).tolist()
+    return {k: export.sig(x, digits) for k, x in
+            zip(("mean", "std", "min", "p05", "p25", "p50", "p75", "p95", "max"),
+                [v.mean().item(), v.std().item(), v.min().item(), *q, v.max().item()])}
+
+
+def gain_stats(model: GPT, digits: int) -> list[dict]:
+    """The effective gain (g, or 1 + w) of every norm, its distribution over the d channels;
+    for LayerNorm also its bias's."""
+    rows = []
+    for pos, block, m in norm_modules(model):
+        row = {"position": pos, "block": block, "gain": quantiles(m.gain().detach(), digits)}
+        row["bias"] = quantiles(m.bias.detach(), digits) if hasattr(m, "bias") else None
+        rows.append(row)
+    return rows
+
+
+def decay_factor(cfg: train.TrainConfig, steps: int) -> float:
+    """What AdamW's decoupled decay alone does to a weight over `steps` steps: prod(1 - lr_t * wd)."""
+    f = 1.0
+    for s in range(steps):
+        f *= 1 - train.lr_at(s, cfg) * cfg.weight_decay
+    return f
+
+
+def speed(base: train.TrainConfig, vocab: int, data: torch.Tensor, rounds: int, steps: int, seed: int) -> dict:
+    """Training steps of the baseline (RMSNorm) and of the LayerNorm variant, interleaved in one
+    process (round by round, after 2 untimed steps each), so both see the same machine load; and
+    one norm alone, forward + backward on a (batch, block, d) tensor, interleaved the same way."""
+    device = train.resolve_device(base.device)
+    models, opts, gens = {}, {}, {}
+    for name in (BASELINE, "layernorm"):
+        torch.manual_seed(seed)
+        m = GPT(make_config(vocab_size=vocab, block_size=base.block_size, dropout=base.dropout,
+                            **variant_overrides(name))).to(device).train()
+        models[name] = m
+        opts[name] = torch.optim.AdamW(m.parameters(), lr=base.lr, betas=(base.beta1, base.beta2))
+        gens[name] = torch.Generator().manual_seed(seed)
+
+    def steps_of(name, n):
+        m, opt = models[name], opts[name]
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x, y = train.get_batch(data, base.batch_size, base.block_size, gens[name])
+            _, loss = m(x.to(device), y.to(device))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), base.grad_clip)
+            opt.step()
+        return time.perf_counter() - t0
+
+    per = {n: [] for n in models}
+    for name in models:
+        steps_of(name, 2)
+    for _ in range(rounds):
+        for name in models:
+            per[name].append(base.batch_size * base.block_size * steps / steps_of(name, steps))
+    d = models[BASELINE].cfg.d_model
+    x = torch.randn(base.batch_size, base.block_size, d, device=device, requires_grad=True)
+    norms = {BASELINE: models[BASELINE].norm_f, "layernorm": models["layernorm"].norm_f}
+    op = {n: [] for n in norms}
+    reps = 50
+    for _ in range(rounds + 1):
+        for name, m in norms.items():
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                m(x).sum().backward()
+            op[name].append((time.perf_counter() - t0) / reps * 1000)
+    op = {n: v[1:] for n, v in op.items()}  # the first round warms up
+    return {"tokens_per_second": per, "norm_ms": op, "reps": reps, "shape": list(x.shape)}
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    commit, dirty = export.git_lab_commit()  # the code as this process loaded it
+    work = Path(prep.work_dir)
+    print("norm config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    residual.ensure_data(prep)
+    names = selected(cfg)
+    limit = cfg.budget_minutes * 60
+    done_before = {n for n in [BASELINE, *names] if (work / f"{n}-s{cfg.run_seed}" / "result.json").exists()}
+    baseline_cfg = replace(base, variant=BASELINE, seed=cfg.run_seed, out_dir=str(work / f"{BASELINE}-s{cfg.run_seed}"))
+    results, skipped = {}, []
+    baseline = train.run(baseline_cfg)
+    for name in names:
+        tc = train_config(name, cfg, base, work)
+        steps = tc.stop_at or tc.steps
+        new_s = sum(r["wall_seconds"] for r in results.values())
+        if RUNS[name].optional and name not in done_before and not (Path(tc.out_dir) / "ckpt.pt").exists():
+            need = estimate_seconds(results, steps)
+            if new_s + need > limit:
+                print(f"norm: skipping {name}: {new_s:.0f} s trained + ~{need:.0f} s > the {limit} s budget")
+                skipped.append(name)
+                continue
+        results[name] = train.run(tc)
+    check_settings({BASELINE: baseline, **results}, baseline["config"])
+
+    t0 = time.time()
+    data = Path(base.data_dir)
+    meta = json.loads((data / "meta.json").read_text())
+    vocab = meta["tokenizer"]["vocab_size"]
+    val = train.load_tokens(data, "val")
+    block = base.block_size
+    if cfg.grad_batch * block + 1 > len(val):
+        raise SystemExit(f"grad_batch={cfg.grad_batch} windows of {block} tokens need more validation tokens")
+    starts = [i * block for i in range(cfg.grad_batch)]
+    idx = torch.stack([val[s:s + block] for s in starts])  # (B, T)
+    tgt = torch.stack([val[s + 1:s + block + 1] for s in starts])  # (B, T)
+    gradients = []
+    for depth in [int(d) for d in cfg.grad_depths.split(",") if d]:
+        for place in ("pre", "post", "none"):
+            torch.manual_seed(cfg.run_seed)  # the weights train.py would build for this seed
+            model = GPT(make_config(vocab_size=vocab, block_size=block, dropout=base.dropout, n_layer=depth,
+                                    norm_place=place))
+            g = step0_gradients(model, idx, tgt)
+            gradients.append({"norm_place": place, "n_layer": depth, "seed": cfg.run_seed,
+                              "loss": round(g["loss"], 4), "blocks": residual.sig_all(g["blocks"], cfg.digits)})
+
+    gains = []
+    for name in [BASELINE, *results]:
+        model = residual.load_model(work / f"{name}-s{cfg.run_seed}")
+        if not norm_modules(model):
+            continue
+        r = baseline if name == BASELINE else results[name]
+        gains.append({"run": name, "steps_trained": r["steps_trained"], "norm_kind": model.cfg.norm_kind,
+                      "norm_place": model.cfg.norm_place, "gain_form": model.cfg.norm_gain,
+                      "decay_on_gains": r["config"].get("norm_weight_decay", False),
+                      "norms": gain_stats(model, cfg.digits)})
+    curves = {}
+    for name in [BASELINE, *results]:
+        ckpt = torch.load(work / f"{name}-s{cfg.run_seed}" / "ckpt.pt", map_location="cpu", weights_only=False)
+        losses = ckpt["state"]["losses"]
+        k = cfg.curve_every
+        curves[name] = [finite(round(sum(losses[i:i + k]) / len(losses[i:i + k]), 4)) for i in range(0, len(losses), k)]
+    sp = speed(base, vocab, train.load_tokens(data, "train"), cfg.speed_rounds, cfg.speed_steps, cfg.run_seed)
+
+    doc = build_export(cfg, baseline, results, skipped, done_before, meta, json.loads((data / "ngram.json").read_text()),
+                       gradients, gains, curves, sp, idx, base, command=cfg.command or invoked, code=(commit, dirty),
+                       measure_s=time.time() - t0)
+    write(doc, Path(out))
+    return doc
+
+
+def run_row(name: str, r: dict, cfg: NormConfig, curve: list, reused: bool) -> dict:
+    tc, mc = r["config"], r["model_config"]
+    spec = RUNS.get(name)
+    return {
+        "name": name,
+        "description": spec.description if spec else "the baseline (Pre-LN RMSNorm, gain g), its full run",
+        "variant": r["variant"],
+        "norm_place": mc.get("norm_place", "pre"), "norm_kind": mc.get("norm_kind", "rms"),
+        "gain_form": mc.get("norm_gain", "g"),
+        "warmup_steps": tc["warmup_steps"], "lr": tc["lr"], "min_lr": tc["min_lr"],
+        "lr_mult": cfg.high_lr_mult if spec and spec.high_lr else 1.0,
+        "decay_on_gains": tc.get("norm_weight_decay", False),
+        "params": r["params"], "seed": r["seed"], "steps_trained": r["steps_trained"],
+        "val_loss": finite(r["val_loss"]), "train_loss": finite(r["train_loss"]),
+        "finite": None not in curve and finite(r["val_loss"]) is not None,
+        "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in r["history"]],
+        "train_curve": curve,
+        "wall_seconds": r["wall_seconds"], "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"],
+        "reused": reused,
+    }
+
+
+def band_from_ablation(path: Path) -> dict | None:
+    """The baseline's seed band from the FFN experiment's committed export (bf16 autocast runs)."""
+    if not path.exists():
+        return None
+    ab = json.loads(path.read_text(encoding="utf-8"))
+    floor = ab["noise_floor"]
+    prec = json.loads((path.parent / "model-card.json").read_text(encoding="utf-8"))["training"].get("precision", "")
+    return {"source": path.name, "seeds": floor["seeds"], "min": floor["min"], "max": floor["max"],
+            "range": floor["range"], "precision": prec}
+
+
+def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, gradients, gains, curves, sp, idx, base,
+                 command, code, measure_s) -> dict:
+    tc, mc = baseline["config"], baseline["model_config"]
+    runs = [run_row(BASELINE, baseline, cfg, curves[BASELINE], BASELINE in done_before)]
+    runs += [run_row(n, r, cfg, curves[n], n in done_before) for n, r in results.items()]
+    new = [r for r in runs if not r["reused"]]
+    new_s = sum(r["wall_seconds"] for r in new)
+    device = baseline["device"].split(":")[0]
+    band = band_from_ablation(Path("data/real-model/ablation.json"))
+    tps = sp["tokens_per_second"]
+    med = {n: statistics.median(v) for n, v in tps.items()}
+    ms = {n: statistics.median(v) for n, v in sp["norm_ms"].items()}
+    short = cfg.short_steps
+    not_tested = [
+        "one seed per run: a difference smaller than the baseline's seed band is not resolved",
+        f"the short runs are the first {short} steps of the {tc['steps']:,}-step schedule: what would happen"
+        " later in those runs is not measured",
+        "Post-LN was trained at our depth of 4 layers only; deeper models were measured at initialisation only"
+        " (the step-0 gradients)",
+        "the gain as 1 + w without weight decay was not trained: with w initialised at 0 its gradient and its"
+        " Adam update equal g's, so it follows g's run up to rounding",
+        "OLMo 2's norm at the sub-layer's output, QK-Norm, and batch normalisation were not trained",
+        f"eps (norm_eps {make_config().norm_eps}) was not varied",
+        "speed was measured on this CPU only (2 threads, fp32), not on a GPU",
+    ] + [f"{n} was not trained: the budget had no room left for it" for n in skipped]
+    card = {
+        "name": f"sanguo-norm-d{mc['d_model']}",
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "command": command,
+        "code": {"lab_commit": code[0], "lab_dirty": code[1]},
+        "hardware": {"device": device, "name": torch.cuda.get_device_name(0) if device == "cuda" and
+                     torch.cuda.is_available() else export.cpu_name(), "cpu_count": os.cpu_count() or 1,
+                     "parallel_runs": 1, "bf16_autocast": baseline["bf16_autocast"], "torch": torch.__version__},
+        "corpus": meta["corpus"],
+        "split": meta["split"],
+        "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
+                      "trained_on": meta["tokenizer"]["trained_on"]},
+        "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],
+                         "d_ff": mc["d_ff"], "vocab_size": mc["vocab_size"], "block_size": mc["block_size"],
+                         "norm_eps": mc["norm_eps"],
+                         "pre_ln": "x = x + attn(norm1(x)); x = x + ffn(norm2(x)); logits = head(norm_f(x))",
+                         "post_ln": "x = norm1(x + attn(x)); x = norm2(x + ffn(x)); logits = head(x)",
+                         "no_norm": "x = x + attn(x); x = x + ffn(x); logits = head(x)",
+                         "rmsnorm": "x / sqrt(mean(x^2) + eps) * gain",
+                         "layernorm": "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gain + bias",
+                         "gain_forms": {"g": "gain = g, g initialised at 1", "1+w": "gain = 1 + w, w initialised at 0"}},
+        "training": {"steps": tc["steps"], "short_steps": short, "batch_size": tc["batch_size"],
+                     "block_size": tc["block_size"], "tokens_per_step": tc["batch_size"] * tc["block_size"],
+                     "lr": tc["lr"], "min_lr": tc["min_lr"], "high_lr_mult": cfg.high_lr_mult,
+                     "warmup_steps": tc["warmup_steps"], "weight_decay": tc["weight_decay"],
+                     "grad_clip": tc["grad_clip"], "dropout": tc["dropout"],
+                     "eval_every": {"short": cfg.short_eval_every, "full": tc["eval_every"]},
+                     "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if baseline["bf16_autocast"] else "fp32",
+                     "same_for_every_run": "the baseline's data, batch order, schedule length and settings for every"
+                                           " run (checked), except what its row sets: warm-up steps, lr and min_lr,"
+                                           " decay on the gains; a short run trains the full schedule's first"
+                                           " short_steps steps",
+                     "seed": cfg.run_seed},
+        "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
+                   "measure_seconds": round(measure_s, 1),
+                   "choice": f"{len(PLACEMENT_RUNS)} short runs of {short} steps for placement x warm-up x lr (a"
+                             " divergence or a slow start shows early), 2 short runs for decay on the gains, one full"
+                             " LayerNorm run, no norm as a short control if the budget allows; the baseline's full"
+                             " run reused from the work dir (not counted when reused); one run at a time with"
+                             " every core" + (f"; stopped early: {cfg.stop_early}" if cfg.stop_early else "")
+                             + (f"; not trained for lack of budget: {', '.join(skipped)}" if skipped else "")},
+        "timing": {"runs": [{"run": r["name"], "seed": r["seed"], "steps_trained": r["steps_trained"],
+                             "wall_seconds": r["wall_seconds"], "tokens_per_second": r["tokens_per_second"],
+                             "threads": r["threads"], "reused": r["reused"]} for r in runs],
+                   "measure_seconds": round(measure_s, 1)},
+        "not_tested": not_tested,
+        "configs": {"prepare": export.portable_config(meta["config"]),
+                    "train": export.portable_config({k: v for k, v in tc.items()
+                                                     if k not in ("variant", "seed", "bar_position", "stop_at")}),
+                    "norm": export.portable_config(asdict(cfg))},
+    }
+    return {
+        "schema_version": schema.NORM_SCHEMA_VERSION,
+        "metric": "validation cross-entropy in nats per token over the full validation split",
+        "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
+        "baseline_band": band,
+        "runs": runs,
+        "placement": {"runs": [n for n in PLACEMENT_RUNS if n in results],
+                      "rule": "Pre-LN and Post-LN, each with the baseline's warm-up and without, at the baseline's"
+                              " lr and at high_lr_mult times it: the first short_steps steps of the full schedule"},
+        "train_curve_rule": f"train_curve: the mean training loss of each {cfg.curve_every} consecutive steps"
+                            " (null where a loss was not finite)",
+        "gradients": {"rule": "one fixed batch (the first grad_batch non-overlapping validation windows), mean"
+                              " cross-entropy, fp32, dropout off, the weights train.py initialises for the seed;"
+                              " param_grad_norm: norm of the gradient of all a block's parameters; ffn_out_grad_norm:"
+                              " of its FFN's output projection (W2 in Xiong et al. 2020, Theorem 1);"
+                              " attn_out_grad_norm: of attention's output projection; stream_grad_norm: of"
+                              " dL/d(stream) at the block's input",
+                      "batch": {"sequences": idx.shape[0], "tokens": idx.numel()}, "models": gradients},
+        "gains": {"rule": "the effective gain of each norm (g, or 1 + w) over its d channels, for every trained"
+                          " model with norms; LayerNorm's bias too",
+                  "decay_factor": {"rule": "prod over steps of (1 - lr_t * weight_decay): what AdamW's decoupled"
+                                           " decay alone would do to a weight with no gradient",
+                                   "short_run": export.sig(decay_factor(replace(base, stop_at=0), short), cfg.digits),
+                                   "full_run": export.sig(decay_factor(replace(base, stop_at=0), base.steps), cfg.digits)},
+                  "models": gains},
+        "speed": {"rule": "training steps (forward, backward, clip, AdamW) of the baseline (RMSNorm) and the LayerNorm"
+                          f" variant interleaved in one process: {cfg.speed_rounds} rounds of {cfg.speed_steps} steps"
+                          " each after 2 untimed; and one norm alone, forward + backward on a random tensor,"
+                          " interleaved the same way; medians",
+                  "threads": torch.get_num_threads(),
+                  "rmsnorm_tokens_per_second": [round(x, 1) for x in tps[BASELINE]],
+                  "layernorm_tokens_per_second": [round(x, 1) for x in tps["layernorm"]],
+                  "rmsnorm_median": round(med[BASELINE], 1), "layernorm_median": round(med["layernorm"], 1),
+                  "layernorm_slower_by": export.sig(1 - med["layernorm"] / med[BASELINE], cfg.digits),
+                  "norm_op": {"shape": sp["shape"], "reps": sp["reps"],
+                              "rmsnorm_ms": export.sig(ms[BASELINE], cfg.digits),
+                              "layernorm_ms": export.sig(ms["layernorm"], cfg.digits),
+                              "rmsnorm_saves": export.sig(1 - ms[BASELINE] / ms["layernorm"], cfg.digits)}},
+        "model_card": card,
+    }
+
+
+def write(doc: dict, out: Path) -> None:
+    path = schema.write_validated(schema.NORM_FILE, doc, out)
+    print(f"norm: wrote {path} ({path.stat().st_size:,} B)")
