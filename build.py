@@ -8,7 +8,8 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_pre_build      load + check data/, derive facts, set up Jinja, prove the exercises
                       (answer passes its check, starter fails it)
     on_files          add vendored Pyodide/KaTeX, the trimmed standard library, the
-                      widgets' files and the exercises' check/hints/answer files to the site
+                      widgets' files, the exercises' editor (CodeMirror, bundled by esbuild)
+                      and the exercises' check/hints/answer files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list)
     on_post_page      fail on TeX source left in a built page
@@ -32,7 +33,7 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import checks, exercise_page, exercises, katex, search, stdlib, vendor, widgets  # noqa: E402
+from course import checks, editor_bundle, exercise_page, exercises, katex, search, stdlib, vendor, widgets  # noqa: E402
 from course.data import load_data  # noqa: E402
 from course import preview  # noqa: E402
 from course.errors import CourseError  # noqa: E402
@@ -106,6 +107,8 @@ def on_files(files, config):
     # The standard library cut down to what the widgets' Python imports (course/stdlib.py).
     files.append(File.generated(config, stdlib.SITE_PATH, content=stdlib.site_file(vendored)))
     files.append(File.generated(config, "widgets/runtime/shared-modules.json", content=widgets.shared_modules_json()))
+    # The exercises' editor, bundled from the pinned CodeMirror packages (course/editor_bundle.py).
+    files.append(File.generated(config, editor_bundle.SITE_PATH, content=editor_bundle.bundle()))
     # What the browser fetches for an exercise: kept out of the pages (and so out of search).
     to_html = functools.partial(markdown_to_html, extensions=config.markdown_extensions,
                                 extension_configs=config.mdx_configs)

@@ -5,7 +5,7 @@ Pyodide ships Python's standard library as one archive, python_stdlib.zip (about
 trimmed archive (SITE_PATH), computed from the sources at every build. It holds
 
   - what every widget's model.py, widgets/common/*.py and the runtime's own Python
-    (widgets/runtime/bridge.py, checker.py) import, anywhere in those files;
+    (widgets/runtime/bridge.py, checker.py, run_exercise.py) import, anywhere in those files;
   - for each standard module they import (and `traceback`, which formats every error),
     what its functions import too: those a user of the module can reach, i.e. the
     names in its `__all__` (or not starting with _) and what they use, so a command
@@ -57,6 +57,8 @@ STDLIB_SITE_PATH = "assets/vendor/pyodide/python_stdlib.zip"  # the vendored ful
 WASM_SITE_PATH = "assets/vendor/pyodide/pyodide.asm.wasm"
 BRIDGE = widgets.WIDGETS / "runtime" / "bridge.py"
 CHECKER = widgets.WIDGETS / "runtime" / "checker.py"  # checks a student's exercise code in the browser
+RUN_EXERCISE = widgets.WIDGETS / "runtime" / "run_exercise.py"  # runs it (imports checker.py as _cw_checker)
+RUNTIME_MODULES = {"_cw_bridge", "_cw_checker", "_cw_run"}  # the names worker.js gives the runtime's files
 
 # Imported by name, not by an import statement that a scan could find: by the interpreter's
 # C code, or by Pyodide's JavaScript (pyodide.asm.mjs).
@@ -522,16 +524,16 @@ def write_archive(entries):
 
 def sources():
     """(site-relative label, path) of every Python file the browser runs: the widgets' models,
-    widgets/common/ and the runtime's own bridge.py and checker.py."""
+    widgets/common/ and the runtime's own bridge.py, checker.py and run_exercise.py."""
     found = [widgets.folder_of(name) / "model.py" for name in widgets.names()]
-    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE, CHECKER]
+    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE, CHECKER, RUN_EXERCISE]
     return [(path.relative_to(widgets.ROOT).as_posix(), path) for path in found]
 
 
 def direct_imports(stdlib, files):
     """(the standard modules these files import, the encodings they name); a module that
     Pyodide lacks fails the build at its line."""
-    local = set(widgets.shared_modules())
+    local = set(widgets.shared_modules()) | RUNTIME_MODULES
     direct, encodings = set(), set()
     for label, path in files:
         try:

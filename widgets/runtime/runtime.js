@@ -14,6 +14,11 @@
 //
 // Every call settles: with the model's dict, or with a WidgetError whose `kind`
 // says what went wrong and whose message is the plain Chinese a student reads.
+//
+// Exercises (exercise.js) run a student's code in the same Python with runExercise().
+// Stopping one ends the worker; where the device can afford it a spare Python is
+// already booted beside it (keepSpare), so the next run, and the widgets, carry on
+// in the spare at once instead of waiting for a cold start.
 const WIDGETS_URL = new URL("../", import.meta.url);
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not from when it was queued
@@ -33,6 +38,8 @@ const MESSAGES = {
   view: (who) => `「${who}」的界面脚本没能载入，下面保留构建时算好的初始状态；点一下组件会重试。`,
   mount: (who) => `「${who}」的界面启动时出错，下面保留构建时算好的初始状态（详情见浏览器控制台）。`,
   replayed: (who) => `「${who}」的计算因 Python 重启而中断。`,
+  stopped: (who) => `「${who}」已停止。`,
+  broken: (who, detail) => `运行「${who}」时 Python 本身出了故障（${detail}），已重新启动；再运行一次即可。`,
 };
 
 /** What went wrong for one widget: `kind` is a key of MESSAGES, `detail` the technical part. */
@@ -52,6 +59,8 @@ export class WidgetError extends Error {
 
 let worker = null;
 let booting = null; // Promise: Python is ready in `worker`
+let spare = null; // {own, up}: a second worker booting or booted, taken over by the next start
+let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
 let sharedModules = null; // Promise: names of widgets/common/*.py (written by the build)
 let nextId = 1;
 const pending = new Map(); // id -> {widget, resolve, reject, limitMs, timer}
@@ -61,41 +70,81 @@ let bootProgress = null; // the latest progress text while Python boots, for wid
 
 const folderOf = (name) => name.replaceAll("-", "_");
 
-function startWorker() {
-  if (typeof WebAssembly !== "object") {
-    return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
-  }
+function sharedModuleNames() {
   sharedModules ??= fetch(new URL("shared-modules.json", WORKER_URL)).then((r) =>
     r.ok ? r.json() : Promise.reject(new Error(`取不到 shared-modules.json（HTTP ${r.status}）`)),
   );
   sharedModules.catch(() => (sharedModules = null));
-  return sharedModules.then(
-    (modules) =>
-      new Promise((resolve, reject) => {
-        const own = new Worker(WORKER_URL, { type: "module" });
-        let up = false; // Python has started in `own`
-        worker = own;
-        setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
-        own.onmessage = ({ data }) => {
-          if (own !== worker) return; // a terminated worker's last words
-          if (data.type === "progress") {
-            if (!up) bootProgress = data.text;
-            progressListeners.forEach((fn) => fn(data.text));
-          } else if (data.type === "ready") {
-            up = true;
-            bootProgress = null;
-            resolve();
-          } else if (data.type === "boot-error") reject(new Error(data.message));
-          else if (data.type === "started") started(data.id);
-          else settle(data);
-        };
-        own.onerror = (event) => {
-          event.preventDefault();
-          reject(new Error(event.message || "Web Worker 无法启动"));
-        };
-        own.postMessage({ type: "boot", sharedModules: modules });
-      }),
-  );
+  return sharedModules;
+}
+
+// A worker booting Python: {own, up}. Its messages count only once it is `worker`; a spare's
+// own boot progress is not the page's news.
+function spawn(modules) {
+  const own = new Worker(WORKER_URL, { type: "module" });
+  const up = new Promise((resolve, reject) => {
+    let ready = false; // Python has started in `own`
+    setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
+    own.onmessage = ({ data }) => {
+      if (data.type === "ready") {
+        ready = true;
+        if (own === worker) bootProgress = null;
+        resolve();
+      } else if (data.type === "boot-error") reject(new Error(data.message));
+      else if (own !== worker) return; // a spare's boot, or a terminated worker's last words
+      else if (data.type === "progress") {
+        if (!ready) bootProgress = data.text;
+        progressListeners.forEach((fn) => fn(data.text));
+      } else if (data.type === "started") started(data.id);
+      else if (data.type === "output") pending.get(data.id)?.onOutput?.(data.stream, data.text);
+      else settle(data);
+    };
+    own.onerror = (event) => {
+      event.preventDefault();
+      reject(new Error(event.message || "Web Worker 无法启动"));
+    };
+  });
+  up.catch(() => {});
+  own.postMessage({ type: "boot", sharedModules: modules });
+  return { own, up };
+}
+
+function startWorker() {
+  if (typeof WebAssembly !== "object") {
+    return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
+  }
+  return sharedModuleNames().then((modules) => {
+    const next = spare || spawn(modules); // the spare, booted or still booting, goes first
+    spare = null;
+    worker = next.own;
+    next.up.then(() => bootSpare(), () => {});
+    return next.up;
+  });
+}
+
+// The device can afford a second Python (some 50 MB) when it says it has 4 GB or more, or
+// says nothing (Safari), and the reader has not asked to save data.
+function canAffordSpare() {
+  const memory = navigator.deviceMemory;
+  return !savingData() && (memory === undefined || memory >= 4);
+}
+
+function bootSpare() {
+  if (!spareWanted || spare || !canAffordSpare() || !sharedModules) return;
+  sharedModules.then((modules) => {
+    if (spare || !spareWanted) return;
+    spare = spawn(modules);
+    spare.up.catch(() => {
+      if (spare) spare.own.terminate();
+      spare = null;
+    });
+  });
+}
+
+/** Keep a spare Python booted beside the running one (an exercise's Stop then costs no cold start). */
+export function keepSpare() {
+  spareWanted = true;
+  if (booting) booting.then(() => bootSpare(), () => {});
 }
 
 function boot() {
@@ -126,6 +175,10 @@ function settle({ id, ok, result, kind, error }) {
   if (!job) return;
   pending.delete(id);
   clearTimeout(job.timer);
+  if (!ok && job.exercise && kind === "runtime") {
+    restart(id, new WidgetError("broken", job.widget, error)); // this Python is no longer to be trusted
+    return;
+  }
   if (!ok) {
     job.reject(new WidgetError(kind === "result" ? "result" : "model", job.widget, error));
     return;
@@ -146,18 +199,19 @@ function restart(culprit, error) {
   booting = null;
   bootProgress = null;
   models.clear();
-  for (const [id, job] of pending) {
+  const jobs = [...pending];
+  pending.clear();
+  for (const [id, job] of jobs) {
     clearTimeout(job.timer);
     job.reject(id === culprit ? error : new WidgetError("replayed", job.widget, "Python restarted"));
   }
-  pending.clear();
 }
 
-function request(widget, message, limitMs) {
+function request(widget, message, limitMs, onOutput = null) {
   if (!worker) return Promise.reject(new WidgetError("replayed", widget, "Python restarted"));
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    pending.set(id, { widget, resolve, reject, limitMs, timer: null });
+    pending.set(id, { widget, resolve, reject, limitMs, timer: null, onOutput, exercise: message.type === "exercise" });
     worker.postMessage({ id, ...message });
   });
 }
@@ -195,6 +249,37 @@ export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
       if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) throw error;
     }
   }
+}
+
+let exerciseJob = null; // the id of the exercise run in progress
+
+/**
+ * Run a student's code in Python, then its check. `spec`: {title (for messages), code, given
+ * (JSON text), check (JSON text: source, file, line, cases), limitMs, onOutput(stream, text),
+ * onBoot(text) (Python's start-up progress)}. Resolves to {ran, error, verdict}
+ * (widgets/runtime/run_exercise.py); rejects with a WidgetError: "runtime" (Python did not
+ * start), "runaway" (the time limit), "stopped" (stopExercise), "broken" (Python failed).
+ */
+export async function runExercise({ title, code, given, check, limitMs, onOutput, onBoot }) {
+  if (onBoot) progressListeners.add(onBoot);
+  try {
+    await ready(title);
+  } finally {
+    if (onBoot) progressListeners.delete(onBoot);
+  }
+  const id = nextId; // request() takes this id
+  exerciseJob = id;
+  try {
+    return await request(title, { type: "exercise", code, given, check }, limitMs, onOutput);
+  } finally {
+    if (exerciseJob === id) exerciseJob = null;
+  }
+}
+
+/** End the exercise run in progress now: its Python is terminated (the spare takes over). */
+export function stopExercise() {
+  const job = exerciseJob && pending.get(exerciseJob);
+  if (job) restart(exerciseJob, new WidgetError("stopped", job.widget, ""));
 }
 
 /**
@@ -368,11 +453,12 @@ let warming = null; // the widget roots of the page being warmed up
 // Boot Python and import the models of this page's widgets, mounting none: activation
 // (the reader coming near) stays as it was, only quicker. A failure stays quiet here;
 // the widget that needs Python reports it when the reader gets there (and retries).
-function warmUp(roots) {
+function warmUp(roots, exercises) {
   warming = roots;
   if (savingData()) return;
   whenLoadedAndIdle(async () => {
     if (warming !== roots) return; // the reader has already moved to another page
+    if (exercises) boot().catch(() => {}); // an exercise's first run then starts at once
     const names = [...new Set(roots.map((root) => root.dataset.widget))];
     const views = await Promise.all(names.map((name) => importView(name, name).catch(() => null)));
     if (warming !== roots) return;
@@ -387,9 +473,16 @@ let observer = null;
 function scan() {
   if (observer) observer.disconnect();
   const roots = [...document.querySelectorAll("[data-widget]")];
+  const exercises = [...document.querySelectorAll(".cw-exercise[data-exercise]")];
   warming = null;
-  if (roots.length === 0) return; // pages without widgets never boot Python
-  warmUp(roots);
+  if (exercises.length) {
+    import("./exercise.js").then(
+      (module) => module.mount(exercises),
+      (error) => console.error("exercise.js did not load:", error),
+    );
+  }
+  if (roots.length === 0 && exercises.length === 0) return; // pages without either never boot Python
+  warmUp(roots, exercises.length > 0);
   observer = new IntersectionObserver(
     (entries) => {
       for (const entry of entries) {

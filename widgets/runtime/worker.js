@@ -2,8 +2,11 @@
 // Messages in:  {type: "boot", sharedModules}               start Python, import widgets/common/*.py
 //               {id, type: "load", folder, url}              import widgets/<folder>/model.py
 //               {id, type: "call", folder, fn, params}       run model.fn(params) -> dict
+//               {id, type: "exercise", code, given, check}   run a student's code, then its check
+//                                                            (run_exercise.py) -> {ran, error, verdict}
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
 //               {type: "started", id}   (the call's time limit starts now)
+//               {type: "output", id, stream, text}   what an exercise prints, as it prints it
 //               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result", error}
 // URLs come from this file's own URL, so the site works under any base path.
 const INDEX_URL = new URL("../../assets/vendor/pyodide/", import.meta.url).href;
@@ -11,12 +14,18 @@ const INDEX_URL = new URL("../../assets/vendor/pyodide/", import.meta.url).href;
 const STDLIB = "python_stdlib.trimmed.zip";
 const COMMON_URL = new URL("../common/", import.meta.url);
 const BRIDGE_URL = new URL("./bridge.py", import.meta.url);
+// An exercise's Python, written into the worker on the first run: module name -> file.
+const EXERCISE_FILES = { _cw_checker: "./checker.py", _cw_run: "./run_exercise.py" };
+// Pyodide's whole standard library, for a student's import that the trimmed archive lacks.
+const FULL_STDLIB = "python_stdlib.zip";
 const HOME = "/home/pyodide";
 
 let pyodide;
 let loadModule; // bridge.py's load(module) and call(module, fn, params_json)
 let callModel;
 let booted = null;
+let exerciseRunner = null; // Promise: run_exercise.py imported
+let fullStdlib = null; // Promise: the full archive is on sys.path
 
 const progress = (text) => postMessage({ type: "progress", text });
 
@@ -66,7 +75,43 @@ async function boot(sharedModules) {
   postMessage({ type: "ready" });
 }
 
-async function handle({ id, type, folder, url, fn, params }) {
+function runner() {
+  exerciseRunner ??= (async () => {
+    const names = Object.keys(EXERCISE_FILES);
+    const texts = await Promise.all(names.map((name) => fetchText(new URL(EXERCISE_FILES[name], import.meta.url))));
+    names.forEach((name, i) => pyodide.FS.writeFile(`${HOME}/${name}.py`, texts[i]));
+    loadModule("_cw_run");
+    return pyodide.pyimport("_cw_run");
+  })();
+  exerciseRunner.catch(() => (exerciseRunner = null));
+  return exerciseRunner;
+}
+
+function addFullStdlib(run) {
+  fullStdlib ??= (async () => {
+    const response = await fetch(INDEX_URL + FULL_STDLIB);
+    if (!response.ok) throw new Error(`取不到 ${FULL_STDLIB}（HTTP ${response.status}）`);
+    const path = "/lib/python_stdlib_full.zip";
+    pyodide.FS.writeFile(path, new Uint8Array(await response.arrayBuffer()));
+    run.add_archive(path);
+  })();
+  fullStdlib.catch(() => (fullStdlib = null));
+  return fullStdlib;
+}
+
+async function runExercise(id, { code, given, check }) {
+  const run = await runner();
+  const emit = (stream, text) => postMessage({ type: "output", id, stream, text });
+  const missing = run.missing_modules(code).toJs();
+  if (missing.length) {
+    emit("note", `正在载入标准库模块 ${missing.join("、")}（第一次用时需要下载）…\n`);
+    await addFullStdlib(run);
+  }
+  postMessage({ type: "started", id });
+  return run.run(code, given, check, emit);
+}
+
+async function handle({ id, type, folder, url, fn, params, ...rest }) {
   const module = `${folder}_model`;
   if (type === "load") {
     progress("载入组件的 Python 模型…");
@@ -79,6 +124,7 @@ async function handle({ id, type, folder, url, fn, params }) {
     postMessage({ type: "started", id });
     return callModel(module, fn, params);
   }
+  if (type === "exercise") return runExercise(id, rest);
   throw new Error(`unknown message type ${type}`);
 }
 
@@ -103,6 +149,8 @@ self.onmessage = async ({ data }) => {
     await booted;
     postMessage({ id: data.id, ok: true, result: await handle(data) });
   } catch (error) {
-    postMessage({ id: data.id, ok: false, ...describe(error) });
+    // run_exercise.py catches the student's errors itself: one that reaches here means this
+    // Python is broken (a stack overflow, say), and the page starts another.
+    postMessage({ id: data.id, ok: false, ...describe(error), ...(data.type === "exercise" && { kind: "runtime" }) });
   }
 };

@@ -1,0 +1,54 @@
+"""The exercises' editor as one file: CodeMirror 6 bundled by esbuild from the pinned npm packages.
+
+course/editor_entry.js imports what the editor needs from node_modules (pinned in
+package.json, installed by `npm ci`); esbuild turns it into one minified ES module that the
+site serves at SITE_PATH and that widgets/runtime/exercise.js imports only when an exercise
+comes near the viewport, so a page's first load never carries it.
+
+The bundle is cached under node_modules/.cache/course-editor/, keyed by the entry file and
+package-lock.json, so a rebuild under `mkdocs serve` does not run esbuild again.
+
+    python -m course.editor_bundle     writes the bundle's size, minified and gzipped
+"""
+import gzip
+import hashlib
+import subprocess
+import sys
+
+from . import ROOT
+from .errors import CourseError
+
+ENTRY = ROOT / "course" / "editor_entry.js"
+LOCK = ROOT / "package-lock.json"
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+CACHE = ROOT / "node_modules" / ".cache" / "course-editor"
+SITE_PATH = "assets/vendor/codemirror/editor.js"
+
+
+def _key():
+    digest = hashlib.sha256(ENTRY.read_bytes() + b"\0" + LOCK.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def bundle():
+    """The editor module's text (from the cache when the entry and the lock are unchanged)."""
+    cached = CACHE / f"editor-{_key()}.js"
+    if cached.exists():
+        return cached.read_text(encoding="utf-8")
+    if not ESBUILD.exists():
+        raise CourseError("node_modules/.bin/esbuild", "missing: run `npm ci` to install the pinned front-end packages")
+    done = subprocess.run([str(ESBUILD), str(ENTRY.relative_to(ROOT)), "--bundle", "--format=esm", "--minify",
+                           "--target=es2020", "--log-level=error"],
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise CourseError(ENTRY.relative_to(ROOT).as_posix(), f"esbuild failed: {done.stderr.strip()}")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_suffix(".part")
+    partial.write_text(done.stdout, encoding="utf-8")
+    partial.replace(cached)
+    return done.stdout
+
+
+if __name__ == "__main__":
+    text = bundle().encode("utf-8")
+    sys.stdout.write(f"{SITE_PATH}: {len(text):,} bytes, {len(gzip.compress(text, 9)):,} gzipped\n")

@@ -1,0 +1,380 @@
+// Exercises: the block the build wrote (widgets/runtime/exercise.html) becomes an editor with
+// 运行 / 停止 / 重置 / 提示 / 答案. runtime.js imports this module on pages that have exercises.
+//
+// The editor (CodeMirror 6, one bundled file) is fetched only when a block comes near the
+// viewport; until then, and without JavaScript, the block reads as the task and a code block.
+// A run goes to the runtime's Python (runExercise): output streams in as text, then the
+// check's verdict. Work is saved in this browser, keyed by the exercise's stable id.
+import { keepSpare, runExercise, stopExercise } from "./runtime.js";
+import * as store from "./exercise_store.js";
+
+const EDITOR_URL = new URL("../../assets/vendor/codemirror/editor.js", import.meta.url);
+const SAVE_DELAY_MS = 400; // typing is saved this long after the last key
+const FLUSH_MS = 50; // streamed output is drawn at most this often
+const MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
+const RUN_KEYS = MAC ? "⌘+Enter" : "Ctrl+Enter";
+
+let editorModule = null; // Promise of the bundled editor, fetched once per visit
+const loadEditor = () => {
+  editorModule ??= import(EDITOR_URL.href);
+  editorModule.catch(() => (editorModule = null));
+  return editorModule;
+};
+
+const live = new Set(); // the blocks of the page on screen (their unsaved edits are flushed on leaving)
+
+async function fetchJSON(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
+  return response.json();
+}
+
+function element(tag, props = {}, text = "") {
+  const el = Object.assign(document.createElement(tag), props);
+  if (text) el.textContent = text;
+  return el;
+}
+
+class Exercise {
+  constructor(root) {
+    this.root = root;
+    this.id = root.dataset.exercise;
+    this.files = new URL(root.dataset.files, document.baseURI);
+    this.title = root.querySelector(".cw-exercise__title")?.textContent.replace(/^练习\s*·\s*/, "").trim() || this.id;
+    this.record = store.read(this.id);
+    this.running = false;
+    this.saveTimer = null;
+  }
+
+  async mount() {
+    this.root.dataset.ready = "loading";
+    let spec;
+    let editor;
+    try {
+      [spec, editor] = await Promise.all([fetchJSON(new URL("check.json", this.files)), loadEditor()]);
+    } catch (error) {
+      console.error(`exercise ${this.id}:`, error);
+      this.root.dataset.ready = "false";
+      this.root.querySelector("[data-exercise-status]").textContent =
+        "练习的编辑器没能载入（网络或文件出了问题），上面的起始代码仍可复制到自己的 Python 里做；刷新页面会重试。";
+      return;
+    }
+    this.spec = spec;
+    this.build(editor.createEditor);
+    live.add(this);
+    this.root.dataset.ready = "true";
+    if (this.record.hints) this.showHints(this.record.hints).catch(() => {});
+    if (this.record.answer) this.showAnswer().catch(() => {});
+  }
+
+  build(createEditor) {
+    const starterBlock = this.root.querySelector(".cw-exercise__starter");
+    const label = this.root.querySelector(".cw-exercise__starter-label");
+    const code = this.record.code ?? this.spec.starter;
+    if (label) label.textContent = "你的代码：";
+    const host = element("div", { className: "cw-exercise__editor" });
+    starterBlock.before(host);
+    starterBlock.hidden = true; // the starter as the page shipped it: for readers without JavaScript
+    this.editor = createEditor(host, {
+      doc: code,
+      label: `练习「${this.title}」的代码`,
+      onChange: () => this.edited(),
+      onRun: () => this.run(),
+    });
+    const keys = element("p", { className: "cw-exercise__keys" },
+      `Tab 缩进；要离开编辑器，先按 Esc 再按 Tab。${RUN_KEYS} 运行。`);
+    this.buttons = {};
+    const bar = element("div", { className: "cw-exercise__bar" });
+    bar.setAttribute("role", "group");
+    bar.setAttribute("aria-label", "练习操作");
+    for (const [action, text] of [["run", "运行"], ["stop", "停止"], ["reset", "重置"], ["hint", "提示"], ["answer", "答案"]]) {
+      const button = element("button", { type: "button", className: `md-button cw-exercise__${action}` }, text);
+      button.addEventListener("click", () => this[action]());
+      bar.append(button);
+      this.buttons[action] = button;
+    }
+    this.buttons.run.classList.add("md-button--primary");
+    this.verdict = element("p", { className: "cw-exercise__verdict" });
+    this.verdict.setAttribute("role", "status");
+    this.output = element("pre", { className: "cw-exercise__output", hidden: true, tabIndex: 0 });
+    this.output.setAttribute("aria-label", "运行的输出");
+    this.notice = element("p", { className: "cw-exercise__notice", hidden: true });
+    this.hints = element("div", { className: "cw-exercise__hints" });
+    this.answerBox = element("div", { className: "cw-exercise__answer", hidden: true });
+    this.saveLine = element("p", { className: "cw-exercise__save" });
+    this.saveText = element("span");
+    const exportButton = element("button", { type: "button", className: "cw-exercise__link" }, "下载全部练习");
+    const importButton = element("button", { type: "button", className: "cw-exercise__link" }, "载入练习文件");
+    this.fileInput = element("input", { type: "file", accept: ".json,application/json", hidden: true });
+    exportButton.addEventListener("click", () => store.download());
+    importButton.addEventListener("click", () => this.fileInput.click());
+    this.fileInput.addEventListener("change", () => this.importFile());
+    this.saveLine.append(this.saveText, " ", exportButton, " ", importButton, this.fileInput);
+    host.after(keys, this.notice, bar, this.verdict, this.output, this.hints, this.answerBox, this.saveLine);
+    if (this.record.code != null && this.record.starterSha !== this.root.dataset.starterSha &&
+        this.record.code !== this.spec.starter) {
+      this.notice.hidden = false;
+      this.notice.textContent = "作者在你上次保存之后改过这道题的起始代码；这里保留的是你自己的代码。想换成新的起始代码，点「重置」。";
+    }
+    if (this.record.solved) this.say("上次你已经通过了这道题的全部检查。", "passed");
+    this.root.querySelector("[data-exercise-status]").textContent =
+      `检查只是帮你练习，不是考试：不计分，也不上传。每次运行最多 ${this.root.dataset.timeLimit} 秒，超时会自动停止。`;
+    this.showSaveState(store.available());
+    this.update();
+  }
+
+  // --- state and saving ------------------------------------------------------------------
+
+  update() {
+    const { run, stop, reset, hint, answer } = this.buttons;
+    run.disabled = this.running;
+    stop.disabled = !this.running;
+    reset.disabled = this.running;
+    const total = this.spec.hints;
+    const opened = this.record.hints || 0;
+    hint.hidden = total === 0;
+    hint.disabled = opened >= total;
+    hint.textContent = opened >= total ? `提示已全部打开（${total}）` : `提示（${opened}/${total}）`;
+    answer.disabled = !this.record.ran || this.record.answer;
+    answer.textContent = this.record.answer ? "答案已显示" : this.record.ran ? "看答案" : "答案（先运行一次）";
+    this.root.dataset.solved = this.record.solved ? "true" : "false";
+  }
+
+  edited() {
+    this.record.code = this.editor.text;
+    this.record.starterSha ??= this.root.dataset.starterSha;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.save(), SAVE_DELAY_MS);
+  }
+
+  save() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.showSaveState(store.write(this.id, this.record));
+  }
+
+  flush() {
+    if (this.saveTimer) this.save();
+  }
+
+  showSaveState(saved) {
+    this.saveLine.dataset.saved = String(saved);
+    this.saveText.textContent = saved
+      ? "你的代码、提示和完成情况自动保存在这个浏览器里。"
+      : "⚠ 这个浏览器不让网页保存数据（无痕模式、存储已满或被禁用）：你写的代码不会被保存，离开前请点「下载全部练习」。";
+  }
+
+  say(text, kind = "") {
+    this.verdict.textContent = text;
+    this.verdict.dataset.kind = kind;
+  }
+
+  // --- running ---------------------------------------------------------------------------
+
+  async run() {
+    if (this.running) return;
+    const hadFocus = this.root.contains(document.activeElement) && document.activeElement === this.buttons.run;
+    this.running = true;
+    this.record.ran = true;
+    this.record.code = this.editor.text;
+    this.record.starterSha ??= this.root.dataset.starterSha;
+    this.save(); // saved before Python sees it: a Stop or a crash loses nothing
+    this.update();
+    if (hadFocus) this.buttons.stop.focus();
+    this.output.replaceChildren();
+    this.output.hidden = true;
+    this.say("运行中…", "running");
+    keepSpare();
+    const out = this.streamer();
+    const seconds = Number(this.root.dataset.timeLimit);
+    try {
+      const result = await runExercise({
+        title: this.title,
+        code: this.record.code,
+        given: JSON.stringify(this.spec.given),
+        check: JSON.stringify({ ...this.spec.check, cases: this.spec.cases }),
+        limitMs: seconds * 1000,
+        onOutput: out.add,
+        onBoot: (text) => this.say(text, "running"),
+      });
+      out.flush();
+      this.report(result, out);
+    } catch (error) {
+      out.flush();
+      this.failed(error, seconds, out);
+    } finally {
+      this.running = false;
+      this.save();
+      this.update();
+      if (document.activeElement === this.buttons.stop || document.activeElement === document.body) {
+        if (hadFocus) this.buttons.run.focus();
+      }
+    }
+  }
+
+  // Output arrives in many small pieces: they are drawn together, as text (never as HTML).
+  streamer() {
+    let queue = [];
+    let timer = null;
+    const flush = () => {
+      clearTimeout(timer);
+      timer = null;
+      if (!queue.length) return;
+      const fragment = document.createDocumentFragment();
+      for (const [stream, text] of queue) {
+        fragment.append(stream === "stdout" ? document.createTextNode(text) : element("span", { className: `cw-out-${stream}` }, text));
+      }
+      queue = [];
+      this.output.hidden = false;
+      this.output.append(fragment);
+      this.output.scrollTop = this.output.scrollHeight;
+    };
+    return {
+      add: (stream, text) => {
+        queue.push([stream, text]);
+        timer ??= setTimeout(flush, FLUSH_MS);
+      },
+      flush,
+      line: (stream, text) => {
+        queue.push([stream, text]);
+        flush();
+      },
+    };
+  }
+
+  report({ error, verdict }, out) {
+    if (error) {
+      out.line("error", error.text);
+      if (error.hint) out.line("hint", `说明：${error.hint}\n`);
+      const where = error.line ? `（第 ${error.line} 行）` : "";
+      this.say(`代码运行出错${where}，检查没有进行。看下面的出错信息。`, "error");
+      return;
+    }
+    if (verdict.passed) {
+      this.record.solved = true;
+      this.say(`✓ ${verdict.message}`, "passed");
+    } else {
+      this.say(verdict.message, "failed");
+    }
+  }
+
+  failed(error, seconds, out) {
+    const kind = error && error.kind;
+    if (kind === "stopped") {
+      out.line("note", "（已停止）\n");
+      this.say("已停止。改好代码再运行一次。", "stopped");
+    } else if (kind === "runaway") {
+      out.line("note", `（超过 ${seconds} 秒，已停止）\n`);
+      this.say(`运行超过了 ${seconds} 秒，已经停止：是不是有一个停不下来的循环？`, "error");
+    } else {
+      console.error(`exercise ${this.id}:`, error);
+      this.say(error && error.message ? error.message : String(error), "error");
+    }
+  }
+
+  stop() {
+    stopExercise();
+  }
+
+  reset() {
+    if (!window.confirm("重置会丢掉你在这道题里写的代码，换回起始代码。确定吗？")) return;
+    this.editor.text = this.spec.starter;
+    this.record.code = this.spec.starter;
+    this.record.starterSha = this.root.dataset.starterSha;
+    this.notice.hidden = true;
+    this.save();
+    this.editor.focus();
+  }
+
+  // --- hints and the answer (fetched when asked for: they are in no page) -------------------
+
+  async hint() {
+    const next = (this.record.hints || 0) + 1;
+    await this.showHints(next);
+    this.record.hints = next;
+    this.save();
+    this.update();
+    this.hints.lastElementChild?.focus();
+  }
+
+  async showHints(count) {
+    this.hintTexts ??= (await fetchJSON(new URL("hints.json", this.files))).hints;
+    this.hints.replaceChildren();
+    this.hintTexts.slice(0, count).forEach((html, i) => {
+      const box = element("div", { className: "cw-exercise__hint", tabIndex: -1 });
+      box.append(element("p", { className: "cw-exercise__hint-label" }, `提示 ${i + 1}`));
+      const body = element("div");
+      body.innerHTML = html; // written by our build (Markdown and KaTeX), not by a student
+      box.append(body);
+      this.hints.append(box);
+    });
+  }
+
+  async answer() {
+    await this.showAnswer();
+    this.record.answer = true;
+    this.save();
+    this.update();
+    this.answerBox.focus();
+  }
+
+  async showAnswer() {
+    const { code } = await fetchJSON(new URL("answer.json", this.files));
+    const pre = element("pre");
+    pre.append(element("code", {}, code));
+    this.answerBox.tabIndex = -1;
+    this.answerBox.replaceChildren(element("p", { className: "cw-exercise__hint-label" }, "参考答案（写法不止这一种）："), pre);
+    this.answerBox.hidden = false;
+  }
+
+  // --- moving work between machines --------------------------------------------------------
+
+  async importFile() {
+    const file = this.fileInput.files[0];
+    this.fileInput.value = "";
+    if (!file) return;
+    try {
+      const count = store.load(await file.text());
+      for (const block of live) block.reload();
+      this.say(`已载入 ${count} 道练习的记录。`, "passed");
+    } catch (error) {
+      this.say(`没能载入这个文件：${error.message}`, "error");
+    }
+  }
+
+  reload() {
+    this.record = store.read(this.id);
+    this.editor.text = this.record.code ?? this.spec.starter;
+    this.hints.replaceChildren();
+    if (this.record.hints) this.showHints(this.record.hints).catch(() => {});
+    this.answerBox.hidden = !this.record.answer;
+    if (this.record.answer) this.showAnswer().catch(() => {});
+    if (this.record.solved) this.say("上次你已经通过了这道题的全部检查。", "passed");
+    this.update();
+  }
+}
+
+let observer = null;
+
+/** Make this page's exercise blocks live as they come near the viewport. */
+export function mount(roots) {
+  for (const block of live) block.flush();
+  live.clear();
+  if (observer) observer.disconnect();
+  observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        new Exercise(entry.target).mount();
+      }
+    },
+    { rootMargin: "600px 0px" },
+  );
+  roots.forEach((root) => observer.observe(root));
+}
+
+// Leaving the page, or the tab going to the background, saves what was typed since the last save.
+const flushAll = () => live.forEach((block) => block.flush());
+document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushAll());
+window.addEventListener("pagehide", flushAll);
