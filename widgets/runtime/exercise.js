@@ -88,7 +88,8 @@ class Exercise {
     bar.setAttribute("role", "group");
     bar.setAttribute("aria-label", "练习操作");
     for (const [action, text] of [["run", "运行"], ["stop", "停止"], ["reset", "重置"], ["hint", "提示"], ["answer", "答案"]]) {
-      const button = element("button", { type: "button", className: `md-button cw-exercise__${action}` }, text);
+      const button = element("button", { type: "button", className: "md-button" }, text);
+      button.dataset.action = action;
       button.addEventListener("click", () => this[action]());
       bar.append(button);
       this.buttons[action] = button;

@@ -88,10 +88,11 @@ def missing_modules(code):
 
 
 def add_archive(path):
-    """Put a standard-library archive on the path (after the trimmed one)."""
+    """Put a standard-library archive on the path (after the trimmed one). A new path entry
+    needs no cache invalidation (importlib.invalidate_caches() would import importlib.metadata,
+    which the trimmed archive lacks)."""
     if path not in sys.path:
         sys.path.append(path)
-    importlib.invalidate_caches()
 
 
 def _full_width(error):

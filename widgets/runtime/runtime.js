@@ -176,7 +176,8 @@ function settle({ id, ok, result, kind, error }) {
   pending.delete(id);
   clearTimeout(job.timer);
   if (!ok && job.exercise && kind === "runtime") {
-    restart(id, new WidgetError("broken", job.widget, error)); // this Python is no longer to be trusted
+    job.reject(new WidgetError("broken", job.widget, error));
+    restart(null, null); // this Python is no longer to be trusted
     return;
   }
   if (!ok) {
@@ -267,6 +268,7 @@ export async function runExercise({ title, code, given, check, limitMs, onOutput
   } finally {
     if (onBoot) progressListeners.delete(onBoot);
   }
+  onBoot?.("运行中…");
   const id = nextId; // request() takes this id
   exerciseJob = id;
   try {

@@ -1,0 +1,108 @@
+"""widgets/runtime/run_exercise.py in CPython: what a student reads after a run (the browser
+runs the same file in Pyodide; tests/e2e/test_exercise_browser.py checks it there)."""
+import importlib.util
+import json
+import sys
+
+import pytest
+from support import ROOT
+
+RUNTIME = ROOT / "widgets" / "runtime"
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_exercise():
+    load("_cw_checker", RUNTIME / "checker.py")
+    return load("_cw_run", RUNTIME / "run_exercise.py")
+
+
+CHECK = json.dumps({"source": "defines = ['double']\n\ndef result(you, case):\n    return you.double(case)\n",
+                    "file": "exercises/x.py", "line": 1,
+                    "cases": [{"input": 2, "expected": 4, "seen": True}, {"input": -3, "expected": -6, "seen": False}]})
+
+
+def run(module, code, given=None):
+    out = []
+    result = json.loads(module.run(code, json.dumps(given or {}), CHECK, lambda s, t: out.append((s, t))))
+    return result, "".join(t for s, t in out if s == "stdout"), out
+
+
+def test_output_streams_while_the_code_runs_and_the_check_passes(run_exercise):
+    result, stdout, pieces = run(run_exercise, "def double(x):\n    return 2 * x\nprint('a')\nprint('b', k)\n", {"k": 7})
+    assert stdout == "a\nb 7\n"
+    assert len(pieces) >= 2  # each write is sent as it happens, not all at the end
+    assert result["ran"] and result["verdict"]["passed"]
+
+
+def test_the_check_names_the_unseen_input_that_fails(run_exercise):
+    result, _, _ = run(run_exercise, "def double(x):\n    return abs(2 * x)\n")
+    assert not result["verdict"]["passed"]
+    assert "第 2 个检查不对（这是任务里没有给出的输入）：-3 应为 -6，你的代码给出 6" in result["verdict"]["message"]
+
+
+@pytest.mark.parametrize("code, line, column, char, fix", [
+    ("def double(x)：\n    return 2 * x\n", 1, 14, "：", ":"),
+    ("def double(x):\n    return max（0, x)\n", 2, 15, "（", "("),
+    ("print(“hi”)\n", 1, 7, "“", '"'),
+])
+def test_full_width_punctuation_is_named_with_its_line_and_column(run_exercise, code, line, column, char, fix):
+    result, _, _ = run(run_exercise, code)
+    error = result["error"]
+    assert not result["ran"] and error["type"] == "SyntaxError" and error["line"] == line
+    assert f"第 {line} 行第 {column} 列是中文输入法打出的全角符号 「{char}」" in error["hint"]
+    assert f"换成「{fix}」" in error["hint"]
+
+
+@pytest.mark.parametrize("code, words", [
+    ("def double(x)\n    return 2 * x\n", "少了冒号"),
+    ("def double(x):\nreturn 2 * x\n", "应该缩进"),
+    ("def double(x):\n    y = 1\n      return 2 * x\n", "多缩进了"),
+])
+def test_syntax_slips_get_one_chinese_line(run_exercise, code, words):
+    result, _, _ = run(run_exercise, code)
+    assert words in result["error"]["hint"]
+
+
+def test_a_traceback_shows_the_students_lines_only(run_exercise):
+    result, _, _ = run(run_exercise, "def double(x):\n    return 2 * y\n\ndouble(1)\n")
+    error = result["error"]
+    assert error["type"] == "NameError" and error["line"] == 2
+    assert 'File "你的代码", line 4' in error["text"] and 'File "你的代码", line 2, in double' in error["text"]
+    assert "return 2 * y" in error["text"] and "run_exercise" not in error["text"]
+    assert "名字 y 还没有定义" in error["hint"]
+    assert result["verdict"] is None  # no check after an error
+
+
+def test_deep_recursion_raises_recursion_error_with_a_short_traceback(run_exercise):
+    result, _, _ = run(run_exercise, "def f(n):\n    return f(n + 1)\n\nf(0)\n")
+    error = result["error"]
+    assert error["type"] == "RecursionError" and "递归太深" in error["hint"]
+    assert error["text"].count("\n") < 50
+    assert sys.getrecursionlimit() != run_exercise.RECURSION_LIMIT  # restored after the run
+
+
+def test_output_is_capped_and_says_so(run_exercise):
+    _, stdout, pieces = run(run_exercise, "def double(x):\n    return 2 * x\nfor i in range(100000):\n    print(i)\n")
+    assert len(stdout) == run_exercise.MAX_OUTPUT
+    assert any(s == "note" and "不再显示" in t for s, t in pieces)
+
+
+def test_input_and_exit(run_exercise):
+    result, _, _ = run(run_exercise, "x = input()\n")
+    assert "不能用 input()" in result["error"]["text"]
+    result, _, pieces = run(run_exercise, "def double(x):\n    return 2 * x\nexit()\nprint('never')\n")
+    assert result["ran"] and result["verdict"]["passed"] and any("exit()" in t for s, t in pieces)
+
+
+def test_missing_modules_names_standard_modules_only(run_exercise):
+    code = "import fractions\nfrom statistics import mean\nimport numpy\nimport json\n"
+    assert run_exercise.imported_modules(code) == {"fractions", "statistics", "numpy", "json"}
+    assert run_exercise.missing_modules(code) == []  # CPython has them all; numpy is not standard
