@@ -32,6 +32,7 @@ export function createEditor(parent, { doc, label, onChange, onRun }) {
         syntaxHighlighting(classHighlighter),
         indentUnit.of("    "),
         python(),
+        EditorView.lineWrapping, // no sideways scrolling: a 375 px phone shows every line whole
         keymap.of([{ key: "Mod-Enter", run }, indentWithTab, ...defaultKeymap, ...historyKeymap]),
         // Phones: no capital letter or "correction" forced into code.
         EditorView.contentAttributes.of({

@@ -1,4 +1,5 @@
-"""axe-core on every built page, in both palettes, with widgets live and the stepper on its last step.
+"""axe-core on every built page, in both palettes, with widgets live, the stepper on its last step
+and every exercise run once with a hint and its answer open.
 
 Goal (and the bar): no serious or critical violation. axe-core is pinned in package.json
 (devDependencies) and injected from node_modules, so nothing is fetched.
@@ -28,6 +29,19 @@ def bring_page_to_life(page):
         root.scroll_into_view_if_needed()
         name = root.get_attribute("data-widget")
         page.wait_for_selector(f'[data-widget="{name}"][data-ready="true"]', timeout=90_000)
+    # Every exercise open: run once (its output and verdict shown), a hint and the answer revealed.
+    for block in page.locator(".cw-exercise[data-exercise]").all():
+        block.scroll_into_view_if_needed()
+        ex = f'.cw-exercise[data-exercise="{block.get_attribute("data-exercise")}"]'
+        page.wait_for_selector(f'{ex}[data-ready="true"]', timeout=90_000)
+        block.locator("button[data-action=run]").click()
+        page.wait_for_function(f"""() => {{ const v = document.querySelector('{ex} .cw-exercise__verdict');
+            return v.dataset.kind && v.dataset.kind !== 'running'; }}""", timeout=90_000)
+        for action, shown in (("hint", "div.cw-exercise__hint"), ("answer", "div.cw-exercise__answer pre")):
+            button = block.locator(f"button[data-action={action}]")
+            if button.is_enabled():  # (already open when another page of this visit had the exercise)
+                button.click()
+            page.wait_for_selector(f"{ex} {shown}")
 
 
 def violations(page):

@@ -322,7 +322,9 @@ class Exercise {
   async showAnswer() {
     const { code } = await fetchJSON(new URL("answer.json", this.files));
     const pre = element("pre");
-    pre.append(element("code", {}, code));
+    const text = element("code", { tabIndex: 0 }, code); // focusable: a keyboard can scroll it
+    text.setAttribute("aria-label", "参考答案的代码");
+    pre.append(text);
     this.answerBox.tabIndex = -1;
     this.answerBox.replaceChildren(element("p", { className: "cw-exercise__hint-label" }, "参考答案（写法不止这一种）："), pre);
     this.answerBox.hidden = false;
