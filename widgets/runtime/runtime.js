@@ -61,6 +61,7 @@ let worker = null;
 let booting = null; // Promise: Python is ready in `worker`
 let spare = null; // {own, up}: a second worker booting or booted, taken over by the next start
 let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
+let exercisesOnPage = false; // a Python booted now prepares the exercises' runner too
 let sharedModules = null; // Promise: names of widgets/common/*.py (written by the build)
 let nextId = 1;
 const pending = new Map(); // id -> {widget, resolve, reject, limitMs, timer}
@@ -105,7 +106,7 @@ function spawn(modules) {
     };
   });
   up.catch(() => {});
-  own.postMessage({ type: "boot", sharedModules: modules });
+  own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage });
   return { own, up };
 }
 
@@ -477,6 +478,7 @@ function scan() {
   const roots = [...document.querySelectorAll("[data-widget]")];
   const exercises = [...document.querySelectorAll(".cw-exercise[data-exercise]")];
   warming = null;
+  exercisesOnPage ||= exercises.length > 0;
   if (exercises.length) {
     import("./exercise.js").then(
       (module) => module.mount(exercises),

@@ -1,5 +1,6 @@
 // The widgets' Python: one Pyodide, started once per visit, in this module worker.
-// Messages in:  {type: "boot", sharedModules}               start Python, import widgets/common/*.py
+// Messages in:  {type: "boot", sharedModules, exercises}    start Python, import widgets/common/*.py
+//                                                            (and run_exercise.py when exercises)
 //               {id, type: "load", folder, url}              import widgets/<folder>/model.py
 //               {id, type: "call", folder, fn, params}       run model.fn(params) -> dict
 //               {id, type: "exercise", code, given, check}   run a student's code, then its check
@@ -143,6 +144,8 @@ self.onmessage = async ({ data }) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });
       throw error;
     });
+    // On a page with exercises, the runner is imported before the first run asks for it.
+    if (data.exercises) booted.then(() => runner()).catch(() => {});
     return;
   }
   try {
