@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
-PROJECT_PARTS = ["build.py", "mkdocs.yml", "package.json", "course", "data", "exercises", "lessons", "theme", "widgets"]
+PROJECT_PARTS = ["build.py", "mkdocs.yml", "package.json", "package-lock.json", "course", "data", "exercises", "lessons", "theme", "widgets"]
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 

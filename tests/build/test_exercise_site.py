@@ -125,3 +125,19 @@ def test_the_answer_and_the_hints_are_in_no_page_and_not_in_search(site_dir, fou
         for name, text in pages.items():
             for secret in secrets:
                 assert secret not in text, f"{name} shows {ex.id}'s answer or hint: {secret}"
+
+
+def test_the_lessons_hold_their_exercises(site_dir):
+    for rel, ids in {"c4/l1-ffn/index.html": ["c4/l1/linear-identity", "c4/l1/ffn-two-neurons", "c4/l1/gelu-tanh"],
+                     "c4/l2-residual/index.html": ["c4/l2/residual-paths"]}.items():
+        page = (site_dir / rel).read_text(encoding="utf-8")
+        assert re.findall(r'<section [^>]*data-exercise="([^"]+)"', page) == ids, rel
+
+
+def test_the_editor_is_one_bundled_file_that_no_page_loads_up_front(site_dir):
+    bundle = (site_dir / "assets" / "vendor" / "codemirror" / "editor.js").read_text(encoding="utf-8")
+    assert "export{" in bundle.replace(" ", "") and "cm-editor" in bundle and "import " not in bundle[:200]
+    for page in site_dir.rglob("*.html"):
+        assert "codemirror" not in page.read_text(encoding="utf-8"), page
+    script = (site_dir / "widgets" / "runtime" / "exercise.js").read_text(encoding="utf-8")
+    assert '"../../assets/vendor/codemirror/editor.js"' in script  # imported by the block when it nears

@@ -13,7 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lab import export, prepare, schema, train  # noqa: E402
+from lab import prepare, schema, train  # noqa: E402
+from lab.experiments import ffn as export  # noqa: E402  (the FFN experiment: its export and neurons)
 from lab.__main__ import main  # noqa: E402
 from lab.model import GPT, VARIANTS, LinearFFN, make_config, residual_init_std  # noqa: E402
 
@@ -374,7 +375,7 @@ def test_schema_imports_without_torch():
 
 
 def test_run_plan_takes_seed_counts_per_variant():
-    from lab.__main__ import run_plan
+    from lab.experiments.ffn import run_plan
     plan = run_plan(3, 3, "no_ffn:1,attn_only_12l:1")
     assert sorted(plan) == sorted([("baseline", s) for s in range(3)] + [("linear_ffn", s) for s in range(3)]
                                   + [("no_ffn", 0), ("attn_only_12l", 0)])

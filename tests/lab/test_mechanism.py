@@ -8,7 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lab import mechanism, schema, train  # noqa: E402
+from lab import schema, train  # noqa: E402
+from lab.experiments import mechanism  # noqa: E402
 from lab.__main__ import main  # noqa: E402
 from lab.model import GPT, MECHANISM_VARIANTS, Block, add_write, make_config, rope_tables, variant_overrides  # noqa: E402
 from lab.probe import mean_pairwise_cosine, token_identity  # noqa: E402

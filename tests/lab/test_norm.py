@@ -9,7 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lab import norm, schema, train  # noqa: E402
+from lab import schema, train  # noqa: E402
+from lab.experiments import norm  # noqa: E402
 from lab.__main__ import main  # noqa: E402
 from lab.model import (GPT, NORM_VARIANTS, Block, LayerNorm, ModelConfig, RMSNorm, make_config,  # noqa: E402
                        recorded_config, rope_tables, variant_overrides)

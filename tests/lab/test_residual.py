@@ -9,7 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lab import residual, schema, train  # noqa: E402
+from lab import schema, train  # noqa: E402
+from lab.experiments import residual  # noqa: E402
 from lab.__main__ import main  # noqa: E402
 from lab.model import GPT, RESIDUAL_VARIANTS, VARIANTS, Block, make_config, rope_tables, variant_overrides  # noqa: E402
 from test_lab_pipeline import ROOT, count_params, make_corpus  # noqa: E402
