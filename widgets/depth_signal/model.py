@@ -41,148 +41,29 @@ Functions a lesson can quote (model("depth-signal")):
 """
 import math
 
+import stack
+from logchart import chart
 from numfmt import num, sci
-from rng import Rng
-from vec import dots, transpose
+from stack import EPS, SAMPLES, WIDTH, _draws, base_layers, inputs, weights  # noqa: F401 (read by the tests)
 
 PARAMS = {"depth": 16, "residual": False, "norm": True, "init": "unit", "activation": "relu", "seed": 0}
 DEPTH = (1, 64, 1)  # slider: min, max, step (layers; each has two sub-layers)
-WIDTH = 16          # the stream's width d: small, so Python in the browser stays quick
 OUR_WIDTH = 256     # our model's d_model (data/real-model/model-card.json; a test pins it)
-SAMPLES = 4         # input vectors pushed through together
 SEEDS = (0, 1, 2)   # the weight draws the reader can pick (rng.Rng(seed))
-INPUT_SEED = 2026   # the inputs and the readout direction: the same for every seed
-EPS = 1e-12
 INITS = {"unit": "标准（ReLU 时每次写入方差约为 1）", "scaled": "写回矩阵再 ÷√(2L)（GPT-2）"}
 ACTIVATIONS = {"relu": "ReLU", "sigmoid": "sigmoid"}
 VANISHED, EXPLODED = 1e-3, 1e3  # a gradient this many times smaller / larger than at the output
-SUPERSCRIPT = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷",
-               "8": "⁸", "9": "⁹"}
-
-_draws = {}  # seed -> (rng, [(w1, w1 columns, w2, w2 columns) per sub-layer]), extended as depth grows
-
-
-def base_layers(n_sub, seed=SEEDS[0]):
-    """The first n_sub sub-layers' unscaled weights for a seed, drawn once per page and extended
-    lazily: (w1, w1t, w2, w2t) with the transposes kept for the forward pass."""
-    if seed not in _draws:
-        _draws[seed] = (Rng(seed), [])
-    rng, layers = _draws[seed]
-    s1, s2 = math.sqrt(2 / WIDTH), math.sqrt(1 / WIDTH)
-    while len(layers) < n_sub:
-        w1 = rng.gauss_matrix(WIDTH, WIDTH, s1)
-        w2 = rng.gauss_matrix(WIDTH, WIDTH, s2)
-        layers.append((w1, transpose(w1), w2, transpose(w2)))
-    return layers[:n_sub]
-
-
-def write_scale(n_sub, init):
-    """1 for "unit"; 1/sqrt(2L) = 1/sqrt(n_sub) for "scaled" (GPT-2)."""
-    return 1 / math.sqrt(n_sub) if init == "scaled" else 1.0
-
-
-def weights(n_sub, init, seed=SEEDS[0]):
-    """W1, W2 of each sub-layer, as the stack uses them ("scaled" divides every W2 by sqrt(n_sub))."""
-    scale = write_scale(n_sub, init)
-    return [(w1, [[v * scale for v in row] for row in w2]) for w1, _, w2, _ in base_layers(n_sub, seed)]
-
-
-def inputs():
-    """SAMPLES unit-variance input vectors and the unit readout direction u."""
-    rng = Rng(INPUT_SEED)
-    xs = rng.gauss_matrix(SAMPLES, WIDTH)
-    u = [rng.gauss() for _ in range(WIDTH)]
-    norm = math.sqrt(sum([v * v for v in u]))
-    return xs, [v / norm for v in u]
-
-
-def dot(a, b):
-    """dot([1, 2], [3, 4]) -> 11.0"""
-    s = 0.0
-    for p, q in zip(a, b):
-        s += p * q
-    return s
-
-
-def matvec(v, w):
-    """Row vector times matrix. matvec([1, 2], [[1, 0], [0, 1]]) -> [1.0, 2.0]"""
-    return dots(v, transpose(w))
-
-
-def vecmat_t(g, w):
-    """g times the transpose of w: the backward pass of matvec. vecmat_t([1, 2], [[1, 0], [0, 1]]) -> [1.0, 2.0]"""
-    return dots(g, w)
-
-
-def rms(v):
-    """Root mean square. rms([3, 4, 0, 0]) -> 2.5"""
-    return math.sqrt(sum([x * x for x in v]) / len(v) + EPS)
-
-
-def size(v):
-    """The stream's RMS as reported (no epsilon, so a vanished signal reads as tiny, not as 1e-6)."""
-    return math.sqrt(sum([x * x for x in v]) / len(v))
-
-
-def sigmoid(z):
-    """1 / (1 + e^-z), without overflow for large |z|. sigmoid(0) -> 0.5"""
-    if z >= 0:
-        return 1 / (1 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1 + e)
-
 
 def simulate(depth, residual, norm, init, activation="relu", seed=SEEDS[0]):
-    """Forward RMS after every write and the gradient's size at every layer's input.
+    """Forward RMS after every write and the gradient's size at every layer's input
+    (widgets/common/stack.py, with the norm at each sub-layer's input when `norm`).
 
     Returns {"rms": [after embedding, after write 1, ...] (2 * depth + 1 values),
              "grad": [at layer 1's input, ..., at layer depth's input, at the output] (depth + 1),
              both averaged over the samples; grad relative to the output's}.
     """
-    n_sub = 2 * depth
-    layers = base_layers(n_sub, seed)
-    scale = write_scale(n_sub, init)
-    relu = activation == "relu"
-    xs, u = inputs()
-    rms_sum = [0.0] * (n_sub + 1)
-    grad_sq = [0.0] * (depth + 1)
-    for x in xs:
-        cache = []
-        rms_sum[0] += size(x)
-        for k in range(n_sub):
-            _, w1t, _, w2t = layers[k]
-            r = rms(x)
-            h = [v / r for v in x] if norm else x
-            z = dots(h, w1t)
-            a = [v if v > 0 else 0.0 for v in z] if relu else [sigmoid(v) for v in z]
-            f = dots(a, w2t)
-            if scale != 1.0:
-                f = [v * scale for v in f]
-            cache.append((r, h, z, a))
-            x = [p + q for p, q in zip(x, f)] if residual else f
-            rms_sum[k + 1] += size(x)
-        g = [v / SAMPLES for v in u]  # dL/dx_final for L = mean_s u . x_final
-        grad_sq[depth] += sum([v * v for v in g])
-        for k in range(n_sub - 1, -1, -1):
-            w1, _, w2, _ = layers[k]
-            r, h, z, a = cache[k]
-            ga = dots(g, w2)
-            if scale != 1.0:
-                ga = [v * scale for v in ga]
-            if relu:
-                gz = [p if zz > 0 else 0.0 for p, zz in zip(ga, z)]
-            else:  # sigmoid' = s (1 - s), at most 1/4
-                gz = [p * s * (1 - s) for p, s in zip(ga, a)]
-            gh = dots(gz, w1)
-            if norm:  # d(x / rms(x)) / dx = (I - h h^T / d) / rms
-                d = dot(h, gh) / WIDTH
-                gh = [(p - hh * d) / r for p, hh in zip(gh, h)]
-            g = [p + q for p, q in zip(g, gh)] if residual else gh
-            if k % 2 == 0:
-                grad_sq[k // 2] += sum([v * v for v in g])
-    out_norm = math.sqrt(grad_sq[depth])
-    return {"rms": [v / SAMPLES for v in rms_sum],
-            "grad": [math.sqrt(v) / out_norm for v in grad_sq]}
+    sim = stack.simulate(depth, residual, "pre" if norm else "none", init, activation, seed)
+    return {"rms": sim["rms"], "grad": sim["grad"]}
 
 
 def first_layer_gradient(depth, residual, norm=True, init="unit", activation="relu", seed=SEEDS[0]):
@@ -242,28 +123,6 @@ def explain(p, g):
     return ("宽度只有 %d：ReLU 普通栈的梯度是几十个随机矩阵的连乘，层越多、宽度越窄，涨落越大，"
             "换个种子能差几个数量级。换成宽度 %d（我们模型的宽度），同样 16 层，第 1 层的梯度还是 1 的量级；"
             "ResNet 的作者也说，他们加了 BN 的普通网络「前向、反向的信号都没有消失」。" % (WIDTH, OUR_WIDTH))
-
-
-def superscript(n):
-    """superscript(-12) -> '⁻¹²'"""
-    return "".join([SUPERSCRIPT[c] for c in str(n)])
-
-
-def chart(values, width=600, height=180):
-    """A log-scale polyline of positive values: points, y ticks at powers of ten, the axis range."""
-    logs = [math.log10(max(v, 1e-300)) for v in values]
-    lo, hi = math.floor(min(logs)), math.ceil(max(logs))
-    if hi - lo < 2:
-        lo, hi = lo - 1, hi + 1
-    step = max(1, math.ceil((hi - lo) / 6))
-    n = max(len(values) - 1, 1)
-
-    def y(lv):
-        return round(height * (hi - lv) / (hi - lo), 1)
-
-    points = " ".join(["%s,%s" % (round(width * i / n, 1), y(lv)) for i, lv in enumerate(logs)])
-    ticks = [{"y": y(t), "label": "1" if t == 0 else "10" + superscript(t)} for t in range(lo, hi + 1, step)]
-    return {"points": points, "ticks": ticks, "w": width, "h": height, "lo": lo, "hi": hi, "y": y}
 
 
 def stack_text(p):
