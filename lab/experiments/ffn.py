@@ -1,5 +1,11 @@
-"""Stage 3: turn the finished runs into data/real-model/{model-card,ablation,neurons}.json
-(`run`), or rewrite only neurons.json from one checkpoint (`run_neurons`, `python -m lab neurons`).
+"""The FFN experiment (C4 第 1 课): what the FFN does in our model, and which of its neurons fire where.
+
+    python -m lab ffn --corpus PATH --out data/real-model [key=value ...]     (`all` is the same command)
+
+prepare -> every run of run_plan (the baseline's seeds 0..seeds-1, every other variant of
+model.VARIANTS with variant_seeds seeds; seed 0 of every variant first) -> export (`run_export`:
+the model card, the ablation, the neurons of one model), or rewrite only neurons.json from one
+checkpoint (`run_neurons`, `python -m lab neurons`).
 
 Reads work_dir/data (prepare's output) and work_dir/<variant>-s<seed>/ (train's
 result.json, and the checkpoint of the neuron model); writes compact JSON and
@@ -14,10 +20,8 @@ import datetime as dt
 import inspect
 import json
 import os
-import platform
 import random
 import re
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,8 +30,13 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
+from lab import prepare, schema, train
+from lab.experiments.common import (check_same_settings, config_from, cpu_name, git_lab_commit, portable_config,
+                                    round_robin, sig, split_overrides, train_runs)
 from lab.model import GPT, VARIANTS, ModelConfig, recorded_config, residual_init_std
-from lab import schema
+
+NAME = "ffn"  # python -m lab ffn (alias: all)
+DEFAULT_OUT = "data/real-model"
 
 CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as in prepare.py
 # One line per variant of model.VARIANTS (the one list of names), in its order.
@@ -40,8 +49,6 @@ DESCRIPTIONS = {
 }
 assert list(DESCRIPTIONS) == list(VARIANTS), f"DESCRIPTIONS {list(DESCRIPTIONS)} != VARIANTS {list(VARIANTS)}"
 FFN_NAMES = {"swiglu": "SwiGLU", "linear": "linear (two matrices, no activation)"}
-# Settings that name a place on the machine that ran the lab: never exported.
-MACHINE_PATHS = ("work_dir", "out_dir", "data_dir")
 
 
 @dataclass
@@ -65,26 +72,9 @@ class ExportConfig:
     command: str = ""  # the command the model card records; "" = the one `all` recorded, else this process's
 
 
-def portable_config(config: dict) -> dict:
-    """A resolved config as the export records it: no path of this machine (the corpus by its
-    file name; work, output and data directories and the command left out).
-
-    portable_config({"corpus": "/data/sanguo.txt", "work_dir": "/data/runs", "steps": 5}) -> {"corpus": "sanguo.txt", "steps": 5}
-    """
-    out = {k: v for k, v in config.items() if k not in MACHINE_PATHS + ("command",)}
-    if "corpus" in out:
-        out["corpus"] = Path(out["corpus"]).name
-    return out
-
-
 def ffn_kind(model_config: dict) -> str:
     """ffn_kind({"d_ff": 0}) -> 'none'; ffn_kind({"d_ff": 688, "ffn": "swiglu"}) -> 'swiglu'"""
     return model_config.get("ffn", "swiglu") if model_config["d_ff"] else "none"
-
-
-def sig(x: float, digits: int) -> float:
-    """Round to significant digits. sig(0.0123456, 3) -> 0.0123; sig(1234.5, 3) -> 1230.0"""
-    return float(f"{x:.{digits}g}")
 
 
 def char_spans(pieces: list[bytes], text: str) -> list[tuple[int, int]]:
@@ -186,28 +176,6 @@ def context_windows(n: int, block: int):
     return windows
 
 
-def git_lab_commit() -> tuple[str | None, bool | None]:
-    here = Path(__file__).resolve().parent
-    try:
-        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", "."], cwd=here, capture_output=True,
-                                text=True, check=True).stdout.strip() or None
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here, capture_output=True,
-                                    text=True, check=True).stdout.strip())
-        return commit, dirty
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def load_runs(work: Path, variants=tuple(VARIANTS)) -> dict:
     """{variant: [result, ...] ordered by seed} from every finished run directory of `variants`
     (another experiment's runs in the same work dir are left alone)."""
@@ -223,19 +191,6 @@ def load_runs(work: Path, variants=tuple(VARIANTS)) -> dict:
         raise FileNotFoundError(f"no finished run for variant(s) {missing} under {work}")
     check_same_settings([r for v in runs.values() for r in v])
     return runs
-
-
-def check_same_settings(results: list[dict]) -> None:
-    """Raise ValueError unless every run was trained with the same settings (variant, seed and
-    the settings that do not change a trajectory aside): same data, budget and schedule."""
-    ignore = {"variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
-              "progress", "bar_position", "stop_at"}
-    first = {k: v for k, v in results[0]["config"].items() if k not in ignore}
-    for r in results:
-        other = {k: x for k, x in r["config"].items() if k not in ignore}
-        if other != first:
-            diff = {k: (first.get(k), other.get(k)) for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
-            raise ValueError(f"runs differ in training settings: {r['variant']} seed {r['seed']}: {diff}")
 
 
 def split_at_chapter(val_text: str, first_chapter: int, select_chapters: int) -> dict:
@@ -420,7 +375,7 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
     }
 
 
-def run(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict:
+def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict:
     """Write the three export files; `invoked` is this process's command line (without machine paths),
     recorded when neither cfg.command nor `all` (in work_dir/timing.json) gives one."""
     t0 = time.time()
@@ -566,3 +521,79 @@ def run_neurons(cfg: ExportConfig, invoked: str = "python -m lab neurons") -> di
                     lambda parsed: schema.validate_files({**others, **parsed}))
     schema.validate_dir(out)
     return neurons
+
+
+# --- the command: prepare -> train -> export -------------------------------------------------------
+
+
+@dataclass
+class AllConfig:
+    seeds: int = 5  # the baseline runs seeds 0..seeds-1 (their spread is the noise floor)
+    variant_seeds: int = 3  # every other variant runs seeds 0..variant_seeds-1
+    per_variant: str = ""  # seed counts that differ from variant_seeds, e.g. "no_ffn:1,attn_only_12l:1"
+    # Parallel training processes. 1 = one run at a time with every core: on 2 CPU cores one
+    # 2-thread run did 11,800 tok/s, two 1-thread runs side by side 3,300-4,200 each.
+    jobs: int = 1
+
+
+def run_plan(seeds: int, variant_seeds: int, per_variant: str = "") -> list[tuple[str, int]]:
+    """(variant, seed) in training order: seed 0 of every variant first, then round by round,
+    so an interrupted `all` has a comparable set early.
+
+    run_plan(2, 1) -> [("baseline", 0), ("linear_ffn", 0), ("no_ffn", 0), ("attn_only_12l", 0), ("baseline", 1)]
+    run_plan(1, 2, "no_ffn:1,attn_only_12l:1") -> [("baseline", 0), ..., ("attn_only_12l", 0), ("linear_ffn", 1)]
+    """
+    counts = {v: variant_seeds for v in VARIANTS}
+    counts["baseline"] = seeds
+    for item in filter(None, per_variant.split(",")):
+        name, _, n = item.partition(":")
+        if name not in VARIANTS or not n.isdigit():
+            raise SystemExit(f"per_variant: expected VARIANT:COUNT with a variant of {list(VARIANTS)}, got {item!r}")
+        counts[name] = int(n)
+    return round_robin(counts)
+
+
+def run_command(corpus: str, out: str, work: str, overrides: list[str], command: str) -> None:
+    """prepare -> every run of run_plan -> export; `command` is this command line (portable_command)."""
+    a, p, t, e = split_overrides(overrides, [AllConfig, prepare.PrepareConfig, train.TrainConfig, ExportConfig])
+    for forbidden in ("variant", "seed", "out_dir", "data_dir", "corpus", "work_dir"):
+        if forbidden in t or forbidden in p or forbidden in e:
+            raise SystemExit(f"`all` sets {forbidden} itself; use the single-step commands to choose it")
+    all_cfg = config_from(AllConfig, a)
+    # A command= override is what the model card records (as `lab export` honours it), else
+    # this command line with its absolute paths cut to file names.
+    command = e.get("command") or command
+    work_dir = Path(work)
+    timing_file = work_dir / "timing.json"
+    timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
+
+    cuda = torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda")
+    plan = run_plan(all_cfg.seeds, all_cfg.variant_seeds, all_cfg.per_variant)
+    n_runs = len(plan)
+    jobs = 1 if cuda else max(1, min(all_cfg.jobs, n_runs))
+    threads = max(1, (os.cpu_count() or 1) // jobs) if not cuda else 0
+    timing["config"] = {**asdict(all_cfg), "jobs_resolved": jobs, "threads_per_run": threads}
+    # Provenance as of now, when this process has loaded lab/: a commit made while the
+    # runs train must not be credited with them.
+    timing["command"] = command
+    timing["lab_commit"], timing["lab_dirty"] = git_lab_commit()
+    print(f"all: {n_runs} runs, {jobs} at a time, {threads or 'default'} threads each; work dir {work_dir}")
+
+    t0 = time.time()
+    prepare.run(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))
+    timing["prepare_seconds"] = time.time() - t0
+    timing_file.write_text(json.dumps(timing, indent=1))
+
+    runs = [config_from(train.TrainConfig, {**t, "variant": v, "seed": s, "data_dir": str(work_dir / "data"),
+                                            "out_dir": str(work_dir / f"{v}-s{s}"),
+                                            "threads": t.get("threads", threads)}) for v, s in plan]
+    t1 = time.time()
+    results = train_runs(runs, jobs)
+    timing["train_seconds"] = timing.get("train_seconds", 0.0) + time.time() - t1
+    timing_file.write_text(json.dumps(timing, indent=1))
+    for r in results:
+        print(f"  {r['variant']:>14} seed {r['seed']}: val {r['val_loss']:.4f}  ({r['wall_seconds']:.0f} s,"
+              f" {r['train_tokens_per_second']:,.0f} tok/s)")
+
+    run_export(config_from(ExportConfig, {**e, "work_dir": str(work_dir), "out_dir": out}), invoked=command)
+    print(f"all: done in {time.time() - t0:.0f} s this invocation")

@@ -21,19 +21,20 @@ schedule's first STEP steps, the same trajectory as the full run up to there).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 
-from lab import export, prepare, residual, schema, train
+from lab import prepare, schema, train
+from lab.experiments import common, residual
 from lab.probe import probe_batch, token_identity
 from lab.model import MECHANISM_VARIANTS, make_config, variant_overrides
 
+NAME = "mechanism"  # python -m lab mechanism
+DEFAULT_OUT = "data/real-model/residual"
 VARIANT_NAMES = ("baseline", *MECHANISM_VARIANTS)  # the runs, in export order
 # The model settings a run here may change; each is reported per variant.
 SKIP_FIELDS = ("residual", "skip_attn", "skip_ffn", "skip_grad", "embed_skip", "out_init_std")
@@ -49,7 +50,7 @@ assert list(DESCRIPTIONS) == list(VARIANT_NAMES)
 
 
 @dataclass
-class MechanismConfig:
+class Config:
     run_seed: int = 0  # every variant's seed: the baseline's weights (where shapes agree) and batch order
     stop_early: str = ""  # runs cut short, e.g. "no_residual_init02:400" (steps of the full schedule)
     budget_minutes: int = 60  # the limit on the new runs' training time the model card reports against
@@ -58,15 +59,12 @@ class MechanismConfig:
     command: str = ""  # the command the model card records; "" = this process's command line
 
 
-def stops_of(cfg: MechanismConfig) -> dict[str, int]:
-    """stops_of(MechanismConfig(stop_early="embed_readd:400")) -> {"embed_readd": 400}"""
-    out = {}
-    for item in filter(None, cfg.stop_early.split(",")):
-        name, _, n = item.partition(":")
-        if name not in VARIANT_NAMES or not n.isdigit():
-            raise SystemExit(f"stop_early: expected VARIANT:STEP with a variant of {list(VARIANT_NAMES)}, got {item!r}")
-        out[name] = int(n)
-    return out
+MechanismConfig = Config  # its name before lab/experiments/
+
+
+def stops_of(cfg: Config) -> dict[str, int]:
+    """stops_of(Config(stop_early="embed_readd:400")) -> {"embed_readd": 400}"""
+    return common.parse_stops(cfg.stop_early, VARIANT_NAMES)
 
 
 def skip_settings(name: str) -> dict:
@@ -75,18 +73,16 @@ def skip_settings(name: str) -> dict:
     return {k: getattr(c, k) for k in SKIP_FIELDS}
 
 
-def run(cfg: MechanismConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
-    commit, dirty = export.git_lab_commit()  # the code as this process loaded it
+def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    commit, dirty = common.git_lab_commit()  # the code as this process loaded it
     work = Path(prep.work_dir)
     print("mechanism config:", json.dumps(asdict(cfg), ensure_ascii=False))
-    residual.ensure_data(prep)
+    common.ensure_data(prep)
     stops = stops_of(cfg)
-    results = {}
-    for name in VARIANT_NAMES:
-        tc = replace(base, variant=name, seed=cfg.run_seed, out_dir=str(work / f"{name}-s{cfg.run_seed}"),
-                     stop_at=stops.get(name, 0))
-        results[name] = train.run(tc)
-    export.check_same_settings(list(results.values()))  # same data, budget and schedule
+    configs = [replace(base, variant=name, seed=cfg.run_seed, out_dir=str(common.run_dir(work, name, cfg.run_seed)),
+                       stop_at=stops.get(name, 0)) for name in VARIANT_NAMES]
+    results = dict(zip(VARIANT_NAMES, common.train_runs(configs)))
+    common.check_same_settings(list(results.values()))  # same data, budget and schedule
     missing = [n for n, r in results.items() if not r.get("probes")]
     if missing:
         raise SystemExit(f"runs {missing} were trained before lab/probe.py logged probes; delete their"
@@ -101,15 +97,15 @@ def run(cfg: MechanismConfig, prep: prepare.PrepareConfig, base: train.TrainConf
     idx = torch.stack([val[s:s + block] for s in starts])  # (B, T)
     tgt = torch.stack([val[s + 1:s + block + 1] for s in starts])  # (B, T)
     vocab = meta["tokenizer"]["vocab_size"]
-    fresh = residual.fresh_model("no_residual", cfg.run_seed, vocab, base)
+    fresh = common.fresh_model("no_residual", cfg.run_seed, vocab, base)
     no_skip_init = {"variant": "no_residual", "seed": cfg.run_seed,
                     "probe": {"step": 0, **token_identity(fresh, probe_batch(val, block))}}
     gradients = []
     for name in VARIANT_NAMES:
-        g = residual.step0_gradients(residual.fresh_model(name, cfg.run_seed, vocab, base), idx, tgt)
+        g = residual.step0_gradients(common.fresh_model(name, cfg.run_seed, vocab, base), idx, tgt)
         gradients.append({"variant": name, "seed": cfg.run_seed, "loss": round(g["loss"], 4),
-                          "blocks": residual.sig_all(g["blocks"], cfg.digits),
-                          "output_stream_grad_norm": export.sig(g["output_stream_grad_norm"], cfg.digits)})
+                          "blocks": common.sig_all(g["blocks"], cfg.digits),
+                          "output_stream_grad_norm": common.sig(g["output_stream_grad_norm"], cfg.digits)})
     doc = build_export(cfg, results, meta, json.loads((data / "ngram.json").read_text()), gradients, idx, no_skip_init,
                        command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0,
                        val_tokens=val, block=block)
@@ -128,17 +124,14 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
                          "val_loss": r["val_loss"], "train_loss": r["train_loss"], "history": r["history"],
                          "probes": r["probes"]})
     new_s = sum(r["wall_seconds"] for n, r in results.items() if n in MECHANISM_VARIANTS)
-    device = first["device"].split(":")[0]
-    shared_train = export.portable_config({k: v for k, v in tc.items()
+    shared_train = common.portable_config({k: v for k, v in tc.items()
                                            if k not in ("variant", "seed", "bar_position", "stop_at")})
     card = {
         "name": f"sanguo-residual-mechanism-d{mc['d_model']}",
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
-        "hardware": {"device": device, "name": torch.cuda.get_device_name(0) if device == "cuda" and
-                     torch.cuda.is_available() else export.cpu_name(), "cpu_count": os.cpu_count() or 1,
-                     "parallel_runs": 1, "bf16_autocast": first["bf16_autocast"], "torch": torch.__version__},
+        "hardware": common.hardware(first, bf16_autocast=first["bf16_autocast"]),
         "corpus": meta["corpus"],
         "split": meta["split"],
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],
@@ -149,7 +142,7 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
                      "tokens_per_run": first["tokens"],
                      "epochs": round(first["tokens"] / meta["split"]["train_tokens"], 2),
                      "lr": tc["lr"], "warmup_steps": tc["warmup_steps"], "dropout": tc["dropout"],
-                     "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if first["bf16_autocast"] else "fp32",
+                     "precision": common.precision(first),
                      "same_for_every_run": "same data, schedule, settings, precision and seed for every run (checked);"
                                            " a run stopped early followed the full schedule up to its last step",
                      "seed": cfg.run_seed},
@@ -163,8 +156,8 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
                              "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"]}
                             for n, r in results.items()],
                    "measure_seconds": round(measure_s, 1)},
-        "configs": {"prepare": export.portable_config(meta["config"]), "train": shared_train,
-                    "mechanism": export.portable_config(asdict(cfg))},
+        "configs": {"prepare": common.portable_config(meta["config"]), "train": shared_train,
+                    "mechanism": common.portable_config(asdict(cfg))},
     }
     return {
         "schema_version": schema.MECHANISM_SCHEMA_VERSION,

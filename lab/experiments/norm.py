@@ -21,10 +21,8 @@ Every run has the baseline's TrainConfig except the fields its row of RUNS sets 
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
-import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, replace
@@ -32,9 +30,12 @@ from pathlib import Path
 
 import torch
 
-from lab import export, prepare, residual, schema, train
-from lab.model import GPT, NORMS, make_config, recorded_config, variant_overrides
+from lab import prepare, schema, train
+from lab.experiments import common
+from lab.model import GPT, NORMS, make_config, variant_overrides
 
+NAME = "norm"  # python -m lab norm
+DEFAULT_OUT = "data/real-model/norm"
 
 @dataclass(frozen=True)
 class Run:
@@ -71,7 +72,7 @@ VARIED = ("lr", "min_lr", "warmup_steps", "norm_weight_decay", "stop_at", "eval_
 
 
 @dataclass
-class NormConfig:
+class Config:
     run_seed: int = 0  # every run's seed: the baseline's initial weights (where shapes agree) and batch order
     short_steps: int = 300  # steps of the full schedule a short run trains
     short_eval_every: int = 50  # a short run's evaluations (the full run keeps eval_every)
@@ -88,8 +89,11 @@ class NormConfig:
     command: str = ""  # the command the model card records; "" = this process's command line
 
 
-def selected(cfg: NormConfig) -> list[str]:
-    """The runs to train, in RUNS order. selected(NormConfig(runs="layernorm,pre_ln_warmup")) -> ['pre_ln_warmup', 'layernorm']"""
+NormConfig = Config  # its name before lab/experiments/
+
+
+def selected(cfg: Config) -> list[str]:
+    """The runs to train, in RUNS order. selected(Config(runs="layernorm,pre_ln_warmup")) -> ['pre_ln_warmup', 'layernorm']"""
     want = [r for r in cfg.runs.split(",") if r]
     unknown = sorted(set(want) - set(RUNS))
     if unknown:
@@ -97,38 +101,28 @@ def selected(cfg: NormConfig) -> list[str]:
     return [n for n in RUNS if not want or n in want]
 
 
-def stops_of(cfg: NormConfig) -> dict[str, int]:
-    """stops_of(NormConfig(stop_early="layernorm:800")) -> {"layernorm": 800}"""
-    out = {}
-    for item in filter(None, cfg.stop_early.split(",")):
-        name, _, n = item.partition(":")
-        if name not in RUNS or not n.isdigit():
-            raise SystemExit(f"stop_early: expected RUN:STEP with a run of {list(RUNS)}, got {item!r}")
-        out[name] = int(n)
-    return out
+def stops_of(cfg: Config) -> dict[str, int]:
+    """stops_of(Config(stop_early="layernorm:800")) -> {"layernorm": 800}"""
+    return common.parse_stops(cfg.stop_early, RUNS)
 
 
-def train_config(name: str, cfg: NormConfig, base: train.TrainConfig, work: Path) -> train.TrainConfig:
+def train_config(name: str, cfg: Config, base: train.TrainConfig, work: Path) -> train.TrainConfig:
     """The TrainConfig of run `name`: the baseline's, with what its row of RUNS changes."""
     r = RUNS[name]
     mult = cfg.high_lr_mult if r.high_lr else 1.0
     stop = stops_of(cfg).get(name, cfg.short_steps if r.short else 0)
-    return replace(base, variant=r.variant, seed=cfg.run_seed, out_dir=str(work / f"{name}-s{cfg.run_seed}"),
+    return replace(base, variant=r.variant, seed=cfg.run_seed, out_dir=str(common.run_dir(work, name, cfg.run_seed)),
                    lr=base.lr * mult, min_lr=base.min_lr * mult, warmup_steps=base.warmup_steps if r.warmup else 0,
                    norm_weight_decay=r.decay_gains, stop_at=stop,
                    eval_every=cfg.short_eval_every if r.short else base.eval_every)
 
 
-def check_settings(results: dict[str, dict], base: dict) -> None:
-    """Every run's recorded TrainConfig equals the baseline's except the fields RUNS varies."""
-    ignore = set(VARIED) | {"variant", "seed", "out_dir", "data_dir", "ckpt_every", "device", "threads", "progress",
-                            "bar_position"}
-    want = {k: v for k, v in {**train.LATER_FIELDS, **base}.items() if k not in ignore}
-    for name, r in results.items():
-        got = {k: v for k, v in {**train.LATER_FIELDS, **r["config"]}.items() if k not in ignore}
-        if got != want:
-            diff = {k: (want.get(k), got.get(k)) for k in want.keys() | got.keys() if want.get(k) != got.get(k)}
-            raise SystemExit(f"run {name} differs from the baseline in settings RUNS does not vary: {diff}")
+def check_settings(results: dict[str, dict]) -> None:
+    """Every run's recorded TrainConfig equals the baseline's (the first) except the fields RUNS varies."""
+    try:
+        common.check_same_settings(list(results.values()), varied=VARIED)
+    except ValueError as e:
+        raise SystemExit(f"a run differs from the baseline in settings RUNS does not vary: {e}") from None
 
 
 def finite(x):
@@ -191,7 +185,7 @@ def norm_modules(model: GPT) -> list[tuple[str, int | None, torch.nn.Module]]:
 def quantiles(values: torch.Tensor, digits: int) -> dict:
     v = values.double()
     q = torch.quantile(v, torch.tensor([0.05, 0.25, 0.5, 0.75, 0.95], dtype=torch.float64)).tolist()
-    return {k: export.sig(x, digits) for k, x in
+    return {k: finite(common.sig(x, digits)) for k, x in
             zip(("mean", "std", "min", "p05", "p25", "p50", "p75", "p95", "max"),
                 [v.mean().item(), v.std().item(), v.min().item(), *q, v.max().item()])}
 
@@ -265,15 +259,15 @@ def speed(base: train.TrainConfig, vocab: int, data: torch.Tensor, rounds: int, 
 # --- the command --------------------------------------------------------------------------------
 
 
-def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
-    commit, dirty = export.git_lab_commit()  # the code as this process loaded it
+def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    commit, dirty = common.git_lab_commit()  # the code as this process loaded it
     work = Path(prep.work_dir)
     print("norm config:", json.dumps(asdict(cfg), ensure_ascii=False))
-    residual.ensure_data(prep)
+    common.ensure_data(prep)
     names = selected(cfg)
     limit = cfg.budget_minutes * 60
-    done_before = {n for n in [BASELINE, *names] if (work / f"{n}-s{cfg.run_seed}" / "result.json").exists()}
-    baseline_cfg = replace(base, variant=BASELINE, seed=cfg.run_seed, out_dir=str(work / f"{BASELINE}-s{cfg.run_seed}"))
+    done_before = {n for n in [BASELINE, *names] if (common.run_dir(work, n, cfg.run_seed) / "result.json").exists()}
+    baseline_cfg = replace(base, variant=BASELINE, seed=cfg.run_seed, out_dir=str(common.run_dir(work, BASELINE, cfg.run_seed)))
     results, skipped = {}, []
     baseline = train.run(baseline_cfg)
     for name in names:
@@ -286,8 +280,8 @@ def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, o
                 print(f"norm: skipping {name}: {new_s:.0f} s trained + ~{need:.0f} s > the {limit} s budget")
                 skipped.append(name)
                 continue
-        results[name] = train.run(tc)
-    check_settings({BASELINE: baseline, **results}, baseline["config"])
+        results[name] = common.train_runs([tc])[0]
+    check_settings({BASELINE: baseline, **results})
 
     t0 = time.time()
     data = Path(base.data_dir)
@@ -308,11 +302,11 @@ def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, o
                                     norm_place=place))
             g = step0_gradients(model, idx, tgt)
             gradients.append({"norm_place": place, "n_layer": depth, "seed": cfg.run_seed,
-                              "loss": round(g["loss"], 4), "blocks": residual.sig_all(g["blocks"], cfg.digits)})
+                              "loss": round(g["loss"], 4), "blocks": common.sig_all(g["blocks"], cfg.digits)})
 
     gains = []
     for name in [BASELINE, *results]:
-        model = residual.load_model(work / f"{name}-s{cfg.run_seed}")
+        model = common.load_model(common.run_dir(work, name, cfg.run_seed))
         if not norm_modules(model):
             continue
         r = baseline if name == BASELINE else results[name]
@@ -322,7 +316,7 @@ def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, o
                       "norms": gain_stats(model, cfg.digits)})
     curves = {}
     for name in [BASELINE, *results]:
-        ckpt = torch.load(work / f"{name}-s{cfg.run_seed}" / "ckpt.pt", map_location="cpu", weights_only=False)
+        ckpt = torch.load(common.run_dir(work, name, cfg.run_seed) / "ckpt.pt", map_location="cpu", weights_only=False)
         losses = ckpt["state"]["losses"]
         k = cfg.curve_every
         curves[name] = [finite(round(sum(losses[i:i + k]) / len(losses[i:i + k]), 4)) for i in range(0, len(losses), k)]
@@ -335,7 +329,7 @@ def run(cfg: NormConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, o
     return doc
 
 
-def run_row(name: str, r: dict, cfg: NormConfig, curve: list, reused: bool) -> dict:
+def run_row(name: str, r: dict, cfg: Config, curve: list, reused: bool) -> dict:
     tc, mc = r["config"], r["model_config"]
     spec = RUNS.get(name)
     return {
@@ -375,8 +369,7 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
     runs += [run_row(n, r, cfg, curves[n], n in done_before) for n, r in results.items()]
     new = [r for r in runs if not r["reused"]]
     new_s = sum(r["wall_seconds"] for r in new)
-    device = baseline["device"].split(":")[0]
-    band = band_from_ablation(Path("data/real-model/ablation.json"))
+    band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")
     tps = sp["tokens_per_second"]
     med = {n: statistics.median(v) for n, v in tps.items()}
     ms = {n: statistics.median(v) for n, v in sp["norm_ms"].items()}
@@ -395,12 +388,10 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
     ] + [f"{n} was not trained: the budget had no room left for it" for n in skipped]
     card = {
         "name": f"sanguo-norm-d{mc['d_model']}",
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
-        "hardware": {"device": device, "name": torch.cuda.get_device_name(0) if device == "cuda" and
-                     torch.cuda.is_available() else export.cpu_name(), "cpu_count": os.cpu_count() or 1,
-                     "parallel_runs": 1, "bf16_autocast": baseline["bf16_autocast"], "torch": torch.__version__},
+        "hardware": common.hardware(baseline, bf16_autocast=baseline["bf16_autocast"]),
         "corpus": meta["corpus"],
         "split": meta["split"],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
@@ -420,7 +411,7 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                      "warmup_steps": tc["warmup_steps"], "weight_decay": tc["weight_decay"],
                      "grad_clip": tc["grad_clip"], "dropout": tc["dropout"],
                      "eval_every": {"short": cfg.short_eval_every, "full": tc["eval_every"]},
-                     "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if baseline["bf16_autocast"] else "fp32",
+                     "precision": common.precision(baseline),
                      "same_for_every_run": "the baseline's data, batch order, schedule length and settings for every"
                                            " run (checked), except what its row sets: warm-up steps, lr and min_lr,"
                                            " decay on the gains; a short run trains the full schedule's first"
@@ -439,10 +430,10 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                              "threads": r["threads"], "reused": r["reused"]} for r in runs],
                    "measure_seconds": round(measure_s, 1)},
         "not_tested": not_tested,
-        "configs": {"prepare": export.portable_config(meta["config"]),
-                    "train": export.portable_config({k: v for k, v in tc.items()
+        "configs": {"prepare": common.portable_config(meta["config"]),
+                    "train": common.portable_config({k: v for k, v in tc.items()
                                                      if k not in ("variant", "seed", "bar_position", "stop_at")}),
-                    "norm": export.portable_config(asdict(cfg))},
+                    "norm": common.portable_config(asdict(cfg))},
     }
     return {
         "schema_version": schema.NORM_SCHEMA_VERSION,
@@ -466,8 +457,8 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                           " model with norms; LayerNorm's bias too",
                   "decay_factor": {"rule": "prod over steps of (1 - lr_t * weight_decay): what AdamW's decoupled"
                                            " decay alone would do to a weight with no gradient",
-                                   "short_run": export.sig(decay_factor(replace(base, stop_at=0), short), cfg.digits),
-                                   "full_run": export.sig(decay_factor(replace(base, stop_at=0), base.steps), cfg.digits)},
+                                   "short_run": common.sig(decay_factor(replace(base, stop_at=0), short), cfg.digits),
+                                   "full_run": common.sig(decay_factor(replace(base, stop_at=0), base.steps), cfg.digits)},
                   "models": gains},
         "speed": {"rule": "training steps (forward, backward, clip, AdamW) of the baseline (RMSNorm) and the LayerNorm"
                           f" variant interleaved in one process: {cfg.speed_rounds} rounds of {cfg.speed_steps} steps"
@@ -477,11 +468,11 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                   "rmsnorm_tokens_per_second": [round(x, 1) for x in tps[BASELINE]],
                   "layernorm_tokens_per_second": [round(x, 1) for x in tps["layernorm"]],
                   "rmsnorm_median": round(med[BASELINE], 1), "layernorm_median": round(med["layernorm"], 1),
-                  "layernorm_slower_by": export.sig(1 - med["layernorm"] / med[BASELINE], cfg.digits),
+                  "layernorm_slower_by": common.sig(1 - med["layernorm"] / med[BASELINE], cfg.digits),
                   "norm_op": {"shape": sp["shape"], "reps": sp["reps"],
-                              "rmsnorm_ms": export.sig(ms[BASELINE], cfg.digits),
-                              "layernorm_ms": export.sig(ms["layernorm"], cfg.digits),
-                              "rmsnorm_saves": export.sig(1 - ms[BASELINE] / ms["layernorm"], cfg.digits)}},
+                              "rmsnorm_ms": common.sig(ms[BASELINE], cfg.digits),
+                              "layernorm_ms": common.sig(ms["layernorm"], cfg.digits),
+                              "rmsnorm_saves": common.sig(1 - ms[BASELINE] / ms["layernorm"], cfg.digits)}},
         "model_card": card,
     }
 

@@ -11,8 +11,6 @@ Run it again after a kill: finished runs are skipped, the others resume.
 """
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import inspect
 import json
 import math
@@ -23,14 +21,18 @@ from pathlib import Path
 
 import torch
 
-from lab import export, prepare, schema, train
-from lab.model import GPT, RESIDUAL_VARIANTS, ModelConfig, make_config, residual_init_std, variant_overrides
+from lab import prepare, schema, train
+from lab.experiments import common
+from lab.experiments.common import ensure_data, fresh_model, load_model, sig_all
+from lab.model import GPT, RESIDUAL_VARIANTS, make_config, residual_init_std, variant_overrides
 
+NAME = "residual"  # python -m lab residual
+DEFAULT_OUT = "data/real-model/residual"
 VARIANT_NAMES = ("baseline", *RESIDUAL_VARIANTS)  # the experiment's runs, in export order
 
 
 @dataclass
-class ResidualConfig:
+class Config:
     baseline_seeds: int = 5  # baseline seeds 0..4, shared with the FFN experiment (their range is the band)
     no_residual_seeds: int = 1  # no_residual seed 0, the baseline's init and batch order (each extra seed: 11-13 min on 2 cores)
     deep_seeds: int = 1  # deep_8l and deep_8l_no_residual, seed 0 each (an 8-layer run: ~20 min on 2 cores)
@@ -42,8 +44,11 @@ class ResidualConfig:
     command: str = ""  # the command the model card records; "" = this process's command line
 
 
-def seeds_of(cfg: ResidualConfig) -> dict[str, int]:
-    """Number of seeds of each variant. seeds_of(ResidualConfig())["deep_8l"] -> 1"""
+ResidualConfig = Config  # its name before lab/experiments/
+
+
+def seeds_of(cfg: Config) -> dict[str, int]:
+    """Number of seeds of each variant. seeds_of(Config())["deep_8l"] -> 1"""
     return {"baseline": cfg.baseline_seeds, "no_residual": cfg.no_residual_seeds,
             "deep_8l": cfg.deep_seeds, "deep_8l_no_residual": cfg.deep_seeds}
 
@@ -148,53 +153,19 @@ def step0_gradients(model: GPT, idx: torch.Tensor, tgt: torch.Tensor) -> dict:
 # --- the command --------------------------------------------------------------------------------
 
 
-def ensure_data(cfg: prepare.PrepareConfig) -> None:
-    """prepare.run when cfg.work_dir has no data yet; else check that it was made from this corpus
-    with these settings (the baseline runs there were trained on it)."""
-    corpus, work = cfg.corpus, Path(cfg.work_dir)
-    meta_file = work / "data" / "meta.json"
-    if not meta_file.exists():
-        prepare.run(cfg)
-        return
-    meta = json.loads(meta_file.read_text())
-    sha = hashlib.sha256(Path(corpus).read_bytes()).hexdigest()
-    if meta["corpus"]["sha256"] != sha:
-        raise SystemExit(f"{work / 'data'} was prepared from another corpus ({meta['corpus']['file']});"
-                         " choose another --work")
-    mine, theirs = export.portable_config(asdict(cfg)), export.portable_config(meta["config"])
-    diff = {k: (theirs.get(k), v) for k, v in mine.items() if k != "corpus" and theirs.get(k) != v}
-    if diff:
-        raise SystemExit(f"{work / 'data'} was prepared with other settings (there, now): {diff}; choose another --work")
-    print(f"residual: reusing the prepared data in {work / 'data'}")
-
-
-def load_model(run_dir: Path) -> GPT:
-    ckpt = torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=False)
-    model = GPT(ModelConfig(**ckpt["model_config"]))
-    model.load_state_dict(ckpt["model"])
-    return model.eval()
-
-
-def fresh_model(name: str, seed: int, vocab_size: int, tc: train.TrainConfig) -> GPT:
-    """The model train.py builds for (variant, seed) before its first step."""
-    torch.manual_seed(seed)
-    return GPT(make_config(vocab_size=vocab_size, block_size=tc.block_size, dropout=tc.dropout,
-                           **variant_overrides(name))).eval()
-
-
-def run(cfg: ResidualConfig, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
     """prepare if needed -> every run of plan_runs -> measure -> write out/residual.json.
     `prep` names the corpus and work dir; `base` is the training settings every run shares (its
     variant, seed and out_dir are set here); `invoked` is this command line without machine
     paths, what the model card records unless cfg.command is given."""
-    commit, dirty = export.git_lab_commit()  # the code as this process loaded it
+    commit, dirty = common.git_lab_commit()  # the code as this process loaded it
     work = Path(prep.work_dir)
     print("residual config:", json.dumps(asdict(cfg), ensure_ascii=False))
     ensure_data(prep)
     plan = plan_runs(cfg)
-    results = {(name, seed): train.run(replace(base, variant=name, seed=seed, out_dir=str(work / f"{name}-s{seed}")))
-               for name, seed in plan}
-    export.check_same_settings(list(results.values()))  # same data, budget and schedule as the baseline
+    configs = [replace(base, variant=name, seed=seed, out_dir=str(common.run_dir(work, name, seed))) for name, seed in plan]
+    results = dict(zip(plan, common.train_runs(configs)))
+    common.check_same_settings(list(results.values()))  # same data, budget and schedule as the baseline
 
     t0 = time.time()
     data = Path(base.data_dir)
@@ -224,7 +195,7 @@ def run(cfg: ResidualConfig, prep: prepare.PrepareConfig, base: train.TrainConfi
         g = step0_gradients(fresh_model(name, cfg.grad_seed, vocab, base), idx, tgt)
         gradients.append({"variant": name, "seed": cfg.grad_seed, "loss": round(g["loss"], 4),
                           "blocks": sig_all(g["blocks"], cfg.digits),
-                          "output_stream_grad_norm": export.sig(g["output_stream_grad_norm"], cfg.digits)})
+                          "output_stream_grad_norm": common.sig(g["output_stream_grad_norm"], cfg.digits)})
 
     doc = build_export(cfg, results, plan, meta, json.loads((data / "ngram.json").read_text()), stream, gradients,
                        idx, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
@@ -232,24 +203,12 @@ def run(cfg: ResidualConfig, prep: prepare.PrepareConfig, base: train.TrainConfi
     return doc
 
 
-def plan_runs(cfg: ResidualConfig) -> list[tuple[str, int]]:
+def plan_runs(cfg: Config) -> list[tuple[str, int]]:
     """(variant, seed) in training order: seed 0 of every variant first, then round by round.
 
-    plan_runs(ResidualConfig(baseline_seeds=2, no_residual_seeds=1, deep_seeds=1))[-1] -> ("baseline", 1)
+    plan_runs(Config(baseline_seeds=2, no_residual_seeds=1, deep_seeds=1))[-1] -> ("baseline", 1)
     """
-    n = seeds_of(cfg)
-    return [(v, s) for s in range(max(n.values())) for v in VARIANT_NAMES if s < n[v]]
-
-
-def sig_all(value, digits: int):
-    """Every float in a nested value to `digits` significant digits. sig_all({"a": [0.123456]}, 3) -> {"a": [0.123]}"""
-    if isinstance(value, float):
-        return export.sig(value, digits)
-    if isinstance(value, dict):
-        return {k: sig_all(v, digits) for k, v in value.items()}
-    if isinstance(value, list):
-        return [sig_all(v, digits) for v in value]
-    return value
+    return common.round_robin(seeds_of(cfg))
 
 
 def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, command, code, measure_s) -> dict:
@@ -261,23 +220,19 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
                          "residual": mc.get("residual", True), "params": runs[0]["params"],
                          "seeds": [r["seed"] for r in runs], "val_losses": [r["val_loss"] for r in runs],
                          "train_losses": [r["train_loss"] for r in runs], "histories": [r["history"] for r in runs]})
-    vl = [r["val_loss"] for r in by_variant["baseline"]]
     first = by_variant["baseline"][0]
     tc, mc = first["config"], first["model_config"]
-    shared_train = export.portable_config({k: v for k, v in tc.items() if k not in ("variant", "seed", "bar_position")})
+    shared_train = common.portable_config({k: v for k, v in tc.items() if k not in ("variant", "seed", "bar_position")})
     new_runs = [r for v in RESIDUAL_VARIANTS for r in by_variant[v]]
     new_s = sum(r["wall_seconds"] for r in new_runs)
     init_std = inspect.signature(residual_init_std).parameters["init_std"].default
-    device = first["device"].split(":")[0]
     n_seeds = seeds_of(cfg)
     card = {
         "name": f"sanguo-residual-d{mc['d_model']}",
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
-        "hardware": {"device": device, "name": torch.cuda.get_device_name(0) if device == "cuda" and
-                     torch.cuda.is_available() else export.cpu_name(), "cpu_count": os.cpu_count() or 1,
-                     "parallel_runs": 1, "torch": torch.__version__},
+        "hardware": common.hardware(first),
         "corpus": meta["corpus"],
         "split": meta["split"],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
@@ -293,7 +248,7 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
         "training": {"steps": tc["steps"], "batch_size": tc["batch_size"], "block_size": tc["block_size"],
                      "tokens_per_run": first["tokens"], "epochs": round(first["tokens"] / meta["split"]["train_tokens"], 2),
                      "lr": tc["lr"], "min_lr": tc["min_lr"], "warmup_steps": tc["warmup_steps"], "dropout": tc["dropout"],
-                     "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if first["bf16_autocast"] else "fp32",
+                     "precision": common.precision(first),
                      "same_for_every_run": "same data, token budget, schedule and settings for every run (checked);"
                                            " seed s means the same batch order for every variant, and for the"
                                            " 4-layer pair the same initial weights",
@@ -310,16 +265,15 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
                              "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"]}
                             for v in VARIANT_NAMES for r in by_variant[v]],
                    "measure_seconds": round(measure_s, 1)},
-        "configs": {"prepare": export.portable_config(meta["config"]), "train": shared_train,
-                    "residual": export.portable_config(asdict(cfg))},
+        "configs": {"prepare": common.portable_config(meta["config"]), "train": shared_train,
+                    "residual": common.portable_config(asdict(cfg))},
     }
     doc = {
         "schema_version": schema.RESIDUAL_SCHEMA_VERSION,
         "metric": "validation cross-entropy in nats per token over the full validation split",
         "tokens_per_run": first["tokens"],
         "variants": variants,
-        "baseline_band": {"variant": "baseline", "seeds": [r["seed"] for r in by_variant["baseline"]],
-                          "min": min(vl), "max": max(vl), "range": round(max(vl) - min(vl), 6)},
+        "baseline_band": common.seed_band("baseline", by_variant["baseline"]),
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "stream": {"rule": "RMS over every position and channel of the validation split, in the val loss's"
                            " non-overlapping windows, eval mode; stream_rms after `writes` writes (the embedding"
