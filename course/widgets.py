@@ -7,6 +7,7 @@ A widget named `linear-fit` lives in `widgets/linear_fit/`:
   style.css    optional
 Shared Python used by models (number formatting) lives in `widgets/common/`.
 """
+import ast
 import importlib.util
 import json
 import sys
@@ -49,7 +50,7 @@ def load_model(name):
         known = ", ".join(names()) or "none"
         raise CourseError(f"widgets/{folder.name}", f"unknown widget '{name}' (missing {', '.join(missing)}; "
                           f"known widgets: {known})")
-    for stem in shared_modules():  # models `import numfmt`, as under Pyodide
+    for stem in load_order(shared_modules()):  # models `import numfmt`, as under Pyodide
         common_module(stem)
     return load_module(folder / "model.py", f"{folder.name}_model")
 
@@ -58,6 +59,29 @@ def shared_modules():
     """The modules in widgets/common/ that every model may import: the build loads them for the
     first state, and the browser's Python gets the same list (widgets/runtime/shared-modules.json)."""
     return sorted(p.stem for p in COMMON.glob("*.py"))
+
+
+def load_order(stems):
+    """The shared modules with each one after the shared modules it imports (stack imports vec):
+    the build loads them by path, so an import of a sibling not loaded yet would fail."""
+    local = set(stems)
+    done = []
+
+    def visit(stem):
+        if stem in done:
+            return
+        tree = ast.parse((COMMON / f"{stem}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            for name in names:
+                if name in local and name != stem:
+                    visit(name)
+        done.append(stem)
+
+    for stem in stems:
+        visit(stem)
+    return done
 
 
 def shared_modules_json():
