@@ -17,7 +17,16 @@ def paper_facts(papers):
         "qiu": {"baseline": qiu["baseline"], "gated": next(v for k, v in qiu.items() if k != "baseline"),
                 "model": papers["qiu2025"]["model"]},
         "resnet": resnet_facts(papers["he2015"]),
+        "xiong": warmup_facts(papers["xiong2020"]),
+        "rmsnorm": {**papers["zhang2019"]["rows"][0], "paper": papers["zhang2019"]["paper"]},
     }
+
+
+def warmup_facts(xiong):
+    """Post-LN with and without the warm-up stage (Xiong et al. 2020, §3.2)."""
+    rows = {row["warmup"]: row for row in xiong["rows"]}
+    return {"without": rows[False]["bleu"], "with": rows[True]["bleu"], "table": xiong["table"],
+            "paper": xiong["paper"]}
 
 
 def resnet_facts(he):

@@ -26,6 +26,7 @@ from numfmt import num
 PARAMS = {"depth": 12, "place": "post", "seed": 0}
 DEPTH = (1, 32, 1)  # slider: layers (each has two sub-layers)
 SEEDS = (0, 1, 2)
+WIDTH = stack.WIDTH
 PLACES = {  # name -> (the stack's place, final norm, label)
     "pre": ("pre", True, "Pre-LN：x + F(norm(x))"),
     "post": ("post", False, "Post-LN：norm(x + F(x))"),
