@@ -15,6 +15,7 @@ PORTED = {  # file -> (the imports it may use, whether f-strings are allowed)
     "widgets/token_identity/model.py": ({"math", "numfmt", "rng", "vec"}, False),
     "widgets/common/rng.py": ({"math"}, True),
     "widgets/common/vec.py": (set(), True),
+    "widgets/common/numfmt.py": ({"math"}, False),
 }
 
 
