@@ -1,9 +1,44 @@
 """Number formatting shared by the build's Jinja filters and every widget model.
 
 One formatter, so a value reads the same in prose, in a pre-rendered widget and
-in the live widget under Pyodide. Standard library only.
+in the live widget, whichever Python runs it: CPython (the build), Pyodide or
+MicroPython. MicroPython's str has no translation tables, its format() leaves out
+the "," thousands separators of a float, and it rounds "%.3f" with its own
+float-to-text code (2.0005 -> 2.001, where CPython's exact rounding gives 2.000).
+So the digits are worked out here in integer arithmetic from the float's exact
+binary value, rounding half to even as CPython's format() does. Only math, and
+only what CPython and MicroPython share (tests/widgets/test_micropython_subset.py).
 """
+import math
+
 MINUS = "\u2212"  # a true minus sign, not a hyphen
+SUPERSCRIPT = {"-": "\u207b", "0": "\u2070", "1": "\u00b9", "2": "\u00b2", "3": "\u00b3", "4": "\u2074",
+               "5": "\u2075", "6": "\u2076", "7": "\u2077", "8": "\u2078", "9": "\u2079"}
+
+
+def _exact(x):
+    """abs(x) exactly, as whole numbers (n, d) with d a power of two: abs(x) == n / d."""
+    m, e = math.frexp(abs(x))       # abs(x) = m * 2**e, m in [0.5, 1)
+    n, e = int(m * 9007199254740992), e - 53  # m * 2**53 is a whole number below 2**53
+    return (n << e, 1) if e >= 0 else (n, 1 << -e)
+
+
+def _round(n, d):
+    """n / d rounded to a whole number, half to even."""
+    q, r = divmod(n, d)
+    return q + 1 if 2 * r > d or (2 * r == d and q % 2) else q
+
+
+def _digits(x, decimals):
+    """abs(x) rounded to `decimals` places, as the whole number abs(x) * 10**decimals."""
+    n, d = _exact(x)
+    return _round(n * 10 ** decimals, d)
+
+
+def _grouped(digits):
+    """'17408' -> '17,408'"""
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
 
 
 def num(x, decimals=None):
@@ -15,10 +50,15 @@ def num(x, decimals=None):
     """
     if decimals is None:
         decimals = 0 if abs(x - round(x)) < 1e-9 else 3
-    text = f"{x:,.{decimals}f}"
-    if text.startswith("-"):
-        text = text[1:] if float(text[1:].replace(",", "")) == 0 else MINUS + text[1:]
-    return text
+    if x != x or x in (math.inf, -math.inf):
+        return ("%." + str(decimals) + "f") % x
+    text = str(_digits(x, decimals))
+    if decimals:
+        text = "0" * (decimals + 1 - len(text)) + text
+        text = _grouped(text[:-decimals]) + "." + text[-decimals:]
+    else:
+        text = _grouped(text)
+    return MINUS + text if x < 0 and text.strip("0.,") else text  # no "−0.000"
 
 
 def pct(ratio, decimals=1):
@@ -26,7 +66,9 @@ def pct(ratio, decimals=1):
     return num(100 * ratio, decimals) + "%"
 
 
-SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+def superscript(n):
+    """An integer as superscript digits. superscript(-4) -> '⁻⁴'"""
+    return "".join([SUPERSCRIPT[c] for c in str(n)])
 
 
 def sci(x, digits=2):
@@ -37,10 +79,20 @@ def sci(x, digits=2):
     """
     if x == 0:
         return "0"
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
-    mantissa = mantissa.replace("-", MINUS)
-    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+    n, d = _exact(x)
+    exponent = math.floor(math.log10(abs(x)))  # a guess, set right below
+    while n * 10 ** max(0, -exponent) < d * 10 ** max(0, exponent):          # abs(x) < 10**exponent
+        exponent -= 1
+    while n * 10 ** max(0, -exponent - 1) >= d * 10 ** max(0, exponent + 1):  # abs(x) >= 10**(exponent + 1)
+        exponent += 1
+    shift = digits - 1 - exponent  # abs(x) * 10**shift has `digits` digits before the point
+    q = _round(n * 10 ** max(0, shift), d * 10 ** max(0, -shift))
+    if q == 10 ** digits:  # 9.96 -> 10.0: one digit more, so one power of ten up
+        q, exponent = q // 10, exponent + 1
+    mantissa = str(q)
+    if digits > 1:
+        mantissa = (mantissa[0] + "." + mantissa[1:]).rstrip("0").rstrip(".")
+    return (MINUS if x < 0 else "") + mantissa + " × 10" + superscript(exponent)
 
 
 def signed(x, decimals=None):
