@@ -13,6 +13,7 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list)
     on_post_page      fail on TeX source left in a built page
+    on_template_context  (404.html) without SITE_URL, link relative to the site's root folder
     on_post_build     split long Chinese words in Material's search index
 
 The site is built into a temporary folder and swapped in only on success, so a
@@ -151,6 +152,18 @@ def on_page_content(html, page, config, files):
 def on_post_page(output, page, config):
     katex.check_no_raw_tex(output, f"lessons/{page.file.src_uri}")  # no TeX source reaches a reader
     return output
+
+
+def on_template_context(context, template_name, config):
+    """Built without SITE_URL (for any static server), the 404 page links relative to the
+    site's root folder, where 404.html lies, instead of mkdocs' root-absolute URLs, which
+    break under a sub-path. With SITE_URL they stay absolute under its path (right at any depth)."""
+    if template_name == "404.html" and not config.site_url:
+        from mkdocs.utils import normalize_url
+        context["base_url"] = "."  # what Material's `url` filter joins every path to
+        context["extra_css"] = [normalize_url(path, None, ".") for path in config.extra_css]
+        context["extra_javascript"] = [normalize_url(str(script), None, ".") for script in config.extra_javascript]
+    return context
 
 
 @event_priority(-50)  # late: after Material's search plugin has written its index
