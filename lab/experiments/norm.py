@@ -362,6 +362,28 @@ def band_from_ablation(path: Path) -> dict | None:
             "range": floor["range"], "precision": prec}
 
 
+def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
+    """What was trained, from the runs themselves: the budget's choice as the model card states it."""
+    placed = [n for n in PLACEMENT_RUNS if n in results]
+    parts = [f"{len(placed)} short runs of the full {steps:,}-step schedule's first {cfg.short_steps} steps for"
+             f" placement x warm-up x lr ({', '.join(placed)})"]
+    decay = [n for n in results if RUNS[n].decay_gains]
+    if decay:
+        parts.append(f"{len(decay)} short run(s) with decay on the gains ({', '.join(decay)})")
+    for n in results:
+        if not RUNS[n].short or n not in placed + decay:
+            parts.append(f"{n}: {results[n]['steps_trained']:,} steps")
+    if cfg.stop_early:
+        parts.append(f"steps set per run by stop_early={cfg.stop_early}")
+    left = [n for n in RUNS if n not in results]
+    if left:
+        parts.append(f"not trained: {', '.join(left)}")
+    threads = sorted({r["threads"] for r in results.values()})
+    parts.append("the baseline's full run reused from the work dir (not counted); one run at a time, with"
+                 f" {' or '.join(map(str, threads))} thread(s) (timing.runs has each run's)")
+    return "; ".join(parts)
+
+
 def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, gradients, gains, curves, sp, idx, base,
                  command, code, measure_s) -> dict:
     tc, mc = baseline["config"], baseline["model_config"]
@@ -384,8 +406,10 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
         " Adam update equal g's, so it follows g's run up to rounding",
         "OLMo 2's norm at the sub-layer's output, QK-Norm, and batch normalisation were not trained",
         f"eps (norm_eps {make_config().norm_eps}) was not varied",
-        "speed was measured on this CPU only (2 threads, fp32), not on a GPU",
-    ] + [f"{n} was not trained: the budget had no room left for it" for n in skipped]
+        f"speed was measured on this CPU only ({torch.get_num_threads()} thread(s), fp32), not on a GPU",
+    ] + [f"{n} ({RUNS[n].description}) was not trained: the budget had no room left for it" for n in skipped] \
+      + [f"{n} ({RUNS[n].description}) was not trained: left out of this export's runs= to fit the budget"
+         for n in RUNS if n not in results and n not in skipped]
     card = {
         "name": f"sanguo-norm-d{mc['d_model']}",
         "date": common.utc_date(),
@@ -419,12 +443,7 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
                    "measure_seconds": round(measure_s, 1),
-                   "choice": f"{len(PLACEMENT_RUNS)} short runs of {short} steps for placement x warm-up x lr (a"
-                             " divergence or a slow start shows early), 2 short runs for decay on the gains, one full"
-                             " LayerNorm run, no norm as a short control if the budget allows; the baseline's full"
-                             " run reused from the work dir (not counted when reused); one run at a time with"
-                             " every core" + (f"; stopped early: {cfg.stop_early}" if cfg.stop_early else "")
-                             + (f"; not trained for lack of budget: {', '.join(skipped)}" if skipped else "")},
+                   "choice": choice_text(cfg, results, skipped, tc["steps"])},
         "timing": {"runs": [{"run": r["name"], "seed": r["seed"], "steps_trained": r["steps_trained"],
                              "wall_seconds": r["wall_seconds"], "tokens_per_second": r["tokens_per_second"],
                              "threads": r["threads"], "reused": r["reused"]} for r in runs],

@@ -11,6 +11,7 @@ PORTED = {  # file -> (the imports it may use, whether f-strings are allowed)
     "widgets/depth_signal/model.py": ({"math", "numfmt", "stack", "logchart"}, True),
     "widgets/common/stack.py": ({"math", "rng", "vec"}, True),
     "widgets/common/logchart.py": ({"math"}, True),
+    "widgets/norm_token/model.py": ({"math", "numfmt"}, False),
     "widgets/norm_placement/model.py": ({"stack", "logchart", "numfmt"}, True),
     "widgets/token_identity/model.py": ({"math", "numfmt", "rng", "vec"}, False),
     "widgets/common/rng.py": ({"math"}, True),
