@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PORTED = {  # file -> (the imports it may use, whether f-strings are allowed)
+    "widgets/batch_trap/model.py": ({"math", "numfmt"}, False),
     "widgets/depth_signal/model.py": ({"math", "numfmt", "stack", "logchart"}, True),
     "widgets/common/stack.py": ({"math", "rng", "vec"}, True),
     "widgets/common/logchart.py": ({"math"}, True),
