@@ -27,10 +27,10 @@ def test_a_lesson_file_missing_from_the_outline_fails(scratch_project):
 
 def test_a_written_entry_without_its_file_fails(scratch_project):
     data = outline_json(scratch_project)
-    data["chapters"][2]["lessons"][2]["status"] = "written"  # c4/l3, whose file does not exist yet
+    data["chapters"][2]["lessons"][3]["status"] = "written"  # c4/l4, whose file does not exist yet
     (scratch_project / "data" / "course.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     assert_failed_with(build_copy(scratch_project), scratch_project,
-                       "data/course.json: lesson c4/l3 is marked written but lessons/c4/l3-norm.md does not exist")
+                       "data/course.json: lesson c4/l4 is marked written but lessons/c4/l4-gating.md does not exist")
 
 
 def test_front_matter_must_name_its_outline_entry(scratch_project):
@@ -83,16 +83,16 @@ def test_links_follow_the_outline(site_dir):
 
 
 def test_a_draft_builds_for_review_but_stays_out_of_the_course(scratch_project):
-    made = subprocess.run([sys.executable, "-m", "course", "new", "lesson", "c4/l3-norm", "--draft"],
+    made = subprocess.run([sys.executable, "-m", "course", "new", "lesson", "c4/l4-gating", "--draft"],
                           cwd=scratch_project, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     assert build_copy(scratch_project).returncode == 0
     site = scratch_project / "site"
-    draft = (site / "c4" / "l3-norm" / "index.html").read_text(encoding="utf-8")
+    draft = (site / "c4" / "l4-gating" / "index.html").read_text(encoding="utf-8")
     assert "草稿：这一课还没有发布" in draft
     home = (site / "index.html").read_text(encoding="utf-8")
-    assert "第 3 课 · 归一化（编写中）" in home and "l3-norm/" not in home
+    assert "第 4 课 · 门控与 SwiGLU（编写中）" in home and "l4-gating/" not in home
     lesson = (site / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
-    assert "l3-norm" not in lesson, "no link, no nav entry to a draft"
+    assert "l4-gating" not in lesson, "no link, no nav entry to a draft"
     index = (site / "search" / "search_index.json").read_text(encoding="utf-8")
-    assert "l3-norm" not in index
+    assert "l4-gating" not in index

@@ -18,39 +18,39 @@ def course(project, *args):
 
 
 def test_new_lesson_widget_and_exercise(scratch_project):
-    made = course(scratch_project, "new", "lesson", "c4/l3-norm", "--our-model", "--question", "每层的输入尺度不一样，怎么办？")
+    made = course(scratch_project, "new", "lesson", "c4/l4-gating", "--our-model", "--question", "FFN 为什么要三个矩阵？")
     assert made.returncode == 0, made.stderr
     made = course(scratch_project, "new", "widget", "demo-dial")
     assert made.returncode == 0, made.stderr
     assert "widgets/demo_dial/model.py" in made.stdout
-    made = course(scratch_project, "new", "exercise", "c4/l3/demo-double", "--title", "加倍")
+    made = course(scratch_project, "new", "exercise", "c4/l4/demo-double", "--title", "加倍")
     assert made.returncode == 0, made.stderr
-    assert "exercises/c4/l3/demo-double.py" in made.stdout and '{{ exercise("demo-double") }}' in made.stdout
+    assert "exercises/c4/l4/demo-double.py" in made.stdout and '{{ exercise("demo-double") }}' in made.stdout
 
-    lesson = scratch_project / "lessons" / "c4" / "l3-norm.md"
+    lesson = scratch_project / "lessons" / "c4" / "l4-gating.md"
     edit(lesson, "## ⑥", '{{ widget("demo-dial") }}\n\n{{ exercise("demo-double") }}\n\n## ⑥')
     result = build_copy(scratch_project)
     assert result.returncode == 0, result.stderr
 
     outline = json.loads((scratch_project / "data" / "course.json").read_text(encoding="utf-8"))
-    entry = next(l for c in outline["chapters"] for l in c.get("lessons", []) if l["id"] == "c4/l3")
-    assert (entry["status"], entry["file"]) == ("written", "c4/l3-norm.md")
-    assert entry["question"] == "每层的输入尺度不一样，怎么办？"
+    entry = next(l for c in outline["chapters"] for l in c.get("lessons", []) if l["id"] == "c4/l4")
+    assert (entry["status"], entry["file"]) == ("written", "c4/l4-gating.md")
+    assert entry["question"] == "FFN 为什么要三个矩阵？"
 
-    page = (scratch_project / "site" / "c4" / "l3-norm" / "index.html").read_text(encoding="utf-8")
-    assert "第 3 课 · 归一化" in page and 'data-widget="demo-dial"' in page and "x² = <strong" in page
+    page = (scratch_project / "site" / "c4" / "l4-gating" / "index.html").read_text(encoding="utf-8")
+    assert "第 4 课 · 门控与 SwiGLU" in page and 'data-widget="demo-dial"' in page and "x² = <strong" in page
     positions = [page.find(f">{mark}") for mark in contract({"sections": ["真模型"]})]
     assert -1 not in positions and positions == sorted(positions)
     first = (scratch_project / "site" / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
-    assert '<a href="../l3-norm/">第 3 课</a>' in first, "the planned label became a link"
+    assert '<a href="../l4-gating/">第 4 课</a>' in first, "the planned label became a link"
     home = (scratch_project / "site" / "index.html").read_text(encoding="utf-8")
-    assert '<a href="c4/l3-norm/">第 3 课 · 归一化</a>' in home
+    assert '<a href="c4/l4-gating/">第 4 课 · 门控与 SwiGLU</a>' in home
 
     # The exercise: task and starter in the page, the answer only in its own file, not in search.
-    assert 'data-exercise="c4/l3/demo-double"' in page and 'data-files="../../exercises/c4/l3/demo-double/"' in page
+    assert 'data-exercise="c4/l4/demo-double"' in page and 'data-files="../../exercises/c4/l4/demo-double/"' in page
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert "练习 · 加倍" in text and "def double(x):\n    ..." in text and "return 2 * x" not in text
-    files = scratch_project / "site" / "exercises" / "c4" / "l3" / "demo-double"
+    files = scratch_project / "site" / "exercises" / "c4" / "l4" / "demo-double"
     assert "return 2 * x" in json.loads((files / "answer.json").read_text(encoding="utf-8"))["code"]
     index = json.loads((scratch_project / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
     searchable = html.unescape(re.sub(r"<[^>]+>", "", " ".join(d["text"] for d in index["docs"]))).replace("\u200b", "")

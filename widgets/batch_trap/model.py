@@ -25,7 +25,7 @@ SENTENCES = (  # (key, label, tokens as (text, vector)); lists keep the order on
 BATCHES = (  # (key, radio label, the sentences in it)
     ("batch1", "批次 1：A 和 B「合久必分」", ("A", "B")),
     ("batch2", "批次 2：A 和 C「周末七国分争」", ("A", "C")),
-    ("single", "只有这一句、一个 token（批大小 1，生成时）", ()),
+    ("single", "批大小 1：每批只有一个 token（生成时就是这样）", ()),
 )
 
 

@@ -32,7 +32,7 @@ PLACES = {  # name -> (the stack's place, final norm, label)
     "post": ("post", False, "Post-LN：norm(x + F(x))"),
     "output": ("output", True, "输出端归一化：x + norm(F(x))"),
 }
-WHO = {"pre": "GPT-2、Llama、我们的模型", "post": "2017 年的原版 Transformer", "output": "OLMo 2"}
+WHO = {"pre": "GPT-2、Llama、Qwen、我们的模型", "post": "2017 年的原版 Transformer", "output": "OLMo 2"}
 
 
 def simulate(place, depth, seed=0):
