@@ -56,3 +56,33 @@ def test_sections_follow_the_contract(site_dir):
     headings = re.findall(r"<h2 id=[^>]*>([^<]+)", page(site_dir))
     marks = contract({"sections": ["真模型"]})
     assert [next(m for m in marks if h.startswith(m)) for h in headings] == marks
+
+
+def test_the_real_model_section_follows_the_norm_export(site_dir):
+    """Every generated sentence of 真模型 is on the page and says what the export shows."""
+    html = page(site_dir)
+    text = re.sub(r"<[^>]+>", "", html)
+    n = facts()["norm"]
+    if n is None:
+        assert "这一节正在准备" in text
+        return
+    assert "这一节正在准备" not in text
+    for row in n["rows"]:  # one table row per placement run, with its loss and its reading
+        reading = "发散" if not row["finite"] else "停在 unigram 附近" if row["stuck"] else "在学"
+        assert f"{row['val_loss']:.3f}" in text and reading in text
+    cold, warm = n["cell"]["post-cold-base"], n["cell"]["post-warm-base"]
+    if cold["stuck"] and not warm["stuck"]:
+        assert f"没有预热的 Post-LN，{n['short_steps']} 步后验证损失还是 {cold['val_loss']:.3f}" in text
+    elif not cold["stuck"]:
+        assert "我们的数据和教科书不一致" in text
+    ratios = n["gradients"]["post_over_pre_last"]
+    for depth, ratio in ratios.items():
+        assert f"{depth} 层的模型里，最后一块的梯度 Post-LN 是 Pre-LN 的 {ratio:.2f} 倍" in text
+    agrees = all(r > 1 for r in ratios.values())
+    assert ("和定理说的一样" in text) == agrees and ("这和 Xiong 等人的定理、也和 ④ 的组件不一致" in text) == (not agrees)
+    if "layernorm" in n["runs"]:
+        ln, base = n["runs"]["layernorm"], n["runs"]["baseline"]
+        assert f"验证损失 {ln['val_loss']:.3f}，RMSNorm 基线 {base['val_loss']:.3f}" in text
+        assert f"{n['speed']['rmsnorm_median']:,.0f} 个 token" in text
+    card = n["card"]
+    assert card["command"] in text and f"预算 {n['budget_minutes']:.0f} 分钟" in text
