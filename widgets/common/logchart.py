@@ -13,6 +13,17 @@ def superscript(n):
     return "".join([SUPERSCRIPT[c] for c in str(n)])
 
 
+def tenths(v):
+    """v to one decimal, rounding halves up, as text: the same on every runtime (MicroPython prints
+    str(round(98.6, 1)) as 98.59999999999999, and "%.1f" rounds 56.25 the other way).
+
+    >>> tenths(56.25), tenths(-0.04), tenths(600)
+    ('56.3', '0.0', '600.0')
+    """
+    n = math.floor(v * 10 + 0.5)
+    return "%s%d.%d" % ("-" if n < 0 else "", abs(n) // 10, abs(n) % 10)
+
+
 def chart(values, width=600, height=180):
     """A log-scale polyline of positive values: points, y ticks at powers of ten, the axis range."""
     logs = [math.log10(max(v, 1e-300)) for v in values]
@@ -25,6 +36,6 @@ def chart(values, width=600, height=180):
     def y(lv):
         return round(height * (hi - lv) / (hi - lo), 1)
 
-    points = " ".join(["%s,%s" % (round(width * i / n, 1), y(lv)) for i, lv in enumerate(logs)])
+    points = " ".join(["%s,%s" % (tenths(width * i / n), tenths(y(lv))) for i, lv in enumerate(logs)])
     ticks = [{"y": y(t), "label": "1" if t == 0 else "10" + superscript(t)} for t in range(lo, hi + 1, step)]
     return {"points": points, "ticks": ticks, "w": width, "h": height, "lo": lo, "hi": hi, "y": y}

@@ -42,7 +42,7 @@ Functions a lesson can quote (model("depth-signal")):
 import math
 
 import stack
-from logchart import chart
+from logchart import chart, tenths
 from numfmt import num, sci
 from stack import EPS, SAMPLES, WIDTH, _draws, base_layers, inputs, weights  # noqa: F401 (read by the tests)
 
@@ -52,6 +52,7 @@ OUR_WIDTH = 256     # our model's d_model (data/real-model/model-card.json; a te
 SEEDS = (0, 1, 2)   # the weight draws the reader can pick (rng.Rng(seed))
 INITS = {"unit": "标准（ReLU 时每次写入方差约为 1）", "scaled": "写回矩阵再 ÷√(2L)（GPT-2）"}
 ACTIVATIONS = {"relu": "ReLU", "sigmoid": "sigmoid"}
+ORDER = {"init": ("unit", "scaled"), "activation": ("relu", "sigmoid")}  # MicroPython's dicts keep no order
 VANISHED, EXPLODED = 1e-3, 1e3  # a gradient this many times smaller / larger than at the output
 
 def simulate(depth, residual, norm, init, activation="relu", seed=SEEDS[0]):
@@ -143,7 +144,7 @@ def view(params):
     if predicted:
         prediction = [math.sqrt(k + 1) * sim["rms"][0] for k in range(writes + 1)]
         rms_chart["prediction"] = " ".join([
-            "%s,%s" % (round(rms_chart["w"] * k / max(writes, 1), 1), min(max(y(math.log10(v)), -20), rms_chart["h"] + 20))
+            "%s,%s" % (tenths(rms_chart["w"] * k / max(writes, 1)), tenths(min(max(y(math.log10(v)), -20), rms_chart["h"] + 20)))
             for k, v in enumerate(prediction)])
     else:
         rms_chart["prediction"] = ""
@@ -166,8 +167,9 @@ def view(params):
         "width": WIDTH,
         "our_width": OUR_WIDTH,
         "slider": dict(zip(("min", "max", "step"), DEPTH)),
-        "inits": [{"value": k, "label": v, "checked": k == p["init"]} for k, v in INITS.items()],
-        "activations": [{"value": k, "label": v, "checked": k == p["activation"]} for k, v in ACTIVATIONS.items()],
+        "inits": [{"value": k, "label": INITS[k], "checked": k == p["init"]} for k in ORDER["init"]],
+        "activations": [{"value": k, "label": ACTIVATIONS[k], "checked": k == p["activation"]}
+                        for k in ORDER["activation"]],
         "seeds": [{"value": s, "checked": s == p["seed"]} for s in SEEDS],
         "rms_chart": rms_chart,
         "grad_chart": grad_chart,

@@ -32,6 +32,7 @@ PLACES = {  # name -> (the stack's place, final norm, label)
     "post": ("post", False, "Post-LN：norm(x + F(x))"),
     "output": ("output", True, "输出端归一化：x + norm(F(x))"),
 }
+ORDER = ("pre", "post", "output")  # the table's rows (MicroPython's dicts keep no order)
 WHO = {"pre": "GPT-2、Llama、Qwen、我们的模型", "post": "2017 年的原版 Transformer", "output": "OLMo 2"}
 
 
@@ -83,7 +84,7 @@ def reading(rows):
 def view(params):
     p = check(params)
     rows = {}
-    for name in PLACES:
+    for name in ORDER:
         sim = simulate(name, p["depth"], p["seed"])
         grads = ffn_grads(sim)
         rows[name] = {"sim": sim, "last": grads[-1], "first": grads[0], "rms": sim["rms"][-1]}
@@ -100,7 +101,7 @@ def view(params):
         "params": p,
         "width": stack.WIDTH,
         "slider": {"min": DEPTH[0], "max": DEPTH[1], "step": DEPTH[2]},
-        "places": [{"value": k, "label": v[2], "who": WHO[k], "checked": k == p["place"]} for k, v in PLACES.items()],
+        "places": [{"value": k, "label": PLACES[k][2], "who": WHO[k], "checked": k == p["place"]} for k in ORDER],
         "seeds": [{"value": s, "checked": s == p["seed"]} for s in SEEDS],
         "grad_chart": grad_chart,
         "rms_chart": rms_chart,

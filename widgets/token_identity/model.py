@@ -324,7 +324,8 @@ def view(params):
     return {
         "params": p,
         "slider": {"min": 1, "max": LAYERS, "step": 1},
-        "attentions": [{"value": k, "label": v, "checked": k == p["attention"]} for k, v in ATTENTION.items()],
+        "attentions": [{"value": k, "label": ATTENTION[k], "checked": k == p["attention"]}
+                       for k in ("uniform", "random", "self")],  # in this order on every runtime
         "seeds": [{"value": s, "checked": s == p["seed"]} for s in SEEDS],
         "layer_rows": ["layer-%d" % k for k in range(LAYERS + 1)],
         "positions": positions,
