@@ -130,12 +130,17 @@ def finite(x):
     return x if x is None or math.isfinite(x) else None
 
 
+def steps_of(result: dict) -> int:
+    """Steps a run trained (a result.json from before stop_at has only the schedule's steps)."""
+    return result.get("steps_trained", result["steps"])
+
+
 def estimate_seconds(results: dict[str, dict], steps: int) -> float:
     """Seconds a run of `steps` steps would take at the mean pace of the runs trained so far."""
-    paced = [r for r in results.values() if r.get("steps_trained")]
+    paced = list(results.values())
     if not paced:
         return 0.0
-    per_step = sum(r["wall_seconds"] for r in paced) / sum(r["steps_trained"] for r in paced)
+    per_step = sum(r["wall_seconds"] for r in paced) / sum(steps_of(r) for r in paced)
     return per_step * steps
 
 
@@ -310,7 +315,7 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         if not norm_modules(model):
             continue
         r = baseline if name == BASELINE else results[name]
-        gains.append({"run": name, "steps_trained": r["steps_trained"], "norm_kind": model.cfg.norm_kind,
+        gains.append({"run": name, "steps_trained": steps_of(r), "norm_kind": model.cfg.norm_kind,
                       "norm_place": model.cfg.norm_place, "gain_form": model.cfg.norm_gain,
                       "decay_on_gains": r["config"].get("norm_weight_decay", False),
                       "norms": gain_stats(model, cfg.digits)})
@@ -341,7 +346,7 @@ def run_row(name: str, r: dict, cfg: Config, curve: list, reused: bool) -> dict:
         "warmup_steps": tc["warmup_steps"], "lr": tc["lr"], "min_lr": tc["min_lr"],
         "lr_mult": cfg.high_lr_mult if spec and spec.high_lr else 1.0,
         "decay_on_gains": tc.get("norm_weight_decay", False),
-        "params": r["params"], "seed": r["seed"], "steps_trained": r["steps_trained"],
+        "params": r["params"], "seed": r["seed"], "steps_trained": steps_of(r),
         "val_loss": finite(r["val_loss"]), "train_loss": finite(r["train_loss"]),
         "finite": None not in curve and finite(r["val_loss"]) is not None,
         "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in r["history"]],
@@ -372,7 +377,7 @@ def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
         parts.append(f"{len(decay)} short run(s) with decay on the gains ({', '.join(decay)})")
     for n in results:
         if not RUNS[n].short or n not in placed + decay:
-            parts.append(f"{n}: {results[n]['steps_trained']:,} steps")
+            parts.append(f"{n}: {steps_of(results[n]):,} steps")
     if cfg.stop_early:
         parts.append(f"steps set per run by stop_early={cfg.stop_early}")
     left = [n for n in RUNS if n not in results]
