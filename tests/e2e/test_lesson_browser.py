@@ -40,6 +40,8 @@ def test_stepper_reveals_the_failure_then_the_ffn(lesson):
     ("c4/l1-ffn/", ['[data-widget="ffn-xor"]', '[data-term-info="W_down"]']),
     ("c4/l2-residual/", ['[data-widget="depth-signal"]', ".stepper__fail", ".stepper__ffn",
                          '[data-widget="residual-paths"]', ".rp-paths"]),
+    ("c4/l3-norm/", ['[data-widget="batch-trap"]', ".stepper__fail", ".stepper__ffn", '[data-widget="norm-token"]',
+                     '[data-widget="norm-placement"]', '[data-exercise="c4/l3/rms-norm"] .cw-exercise__starter']),
 ])
 def test_nothing_is_hidden_without_javascript(browser, served_site, lesson, shown):
     context = browser.new_context(java_script_enabled=False)
@@ -50,7 +52,7 @@ def test_nothing_is_hidden_without_javascript(browser, served_site, lesson, show
     context.close()
 
 
-@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/"])
+@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/", "c4/l3-norm/"])
 def test_phone_screen_has_no_sideways_scrolling(browser, served_site, lesson):
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
     page = context.new_page()
@@ -61,7 +63,7 @@ def test_phone_screen_has_no_sideways_scrolling(browser, served_site, lesson):
     context.close()
 
 
-@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/"])
+@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/", "c4/l3-norm/"])
 def test_every_formula_fits_a_phone(browser, served_site, lesson):
     """A formula wider than the screen would need sideways scrolling inside it (and a focus stop)."""
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
