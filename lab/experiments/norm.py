@@ -383,6 +383,11 @@ def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
     left = [n for n in RUNS if n not in results]
     if left:
         parts.append(f"not trained: {', '.join(left)}")
+    new_s = sum(r["wall_seconds"] for r in results.values())
+    steps = sum(steps_of(r) for r in results.values())
+    if new_s > cfg.budget_minutes * 60:
+        parts.append(f"over the {cfg.budget_minutes}-minute limit by {new_s - cfg.budget_minutes * 60:,.0f} s:"
+                     f" {new_s / max(steps, 1):.2f} s per step on average over the {steps:,} new steps")
     threads = sorted({r["threads"] for r in results.values()})
     parts.append("the baseline's full run reused from the work dir (not counted); one run at a time, with"
                  f" {' or '.join(map(str, threads))} thread(s) (timing.runs has each run's)")
@@ -392,8 +397,10 @@ def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
 def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, gradients, gains, curves, sp, idx, base,
                  command, code, measure_s) -> dict:
     tc, mc = baseline["config"], baseline["model_config"]
-    runs = [run_row(BASELINE, baseline, cfg, curves[BASELINE], BASELINE in done_before)]
-    runs += [run_row(n, r, cfg, curves[n], n in done_before) for n, r in results.items()]
+    # The baseline's full run is shared with the other experiments (reused, not this export's new
+    # training); every run of RUNS is this experiment's, whichever invocation of it trained it.
+    runs = [run_row(BASELINE, baseline, cfg, curves[BASELINE], True)]
+    runs += [run_row(n, r, cfg, curves[n], False) for n, r in results.items()]
     new = [r for r in runs if not r["reused"]]
     new_s = sum(r["wall_seconds"] for r in new)
     band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")

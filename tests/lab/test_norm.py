@@ -117,4 +117,6 @@ def test_a_rerun_trains_nothing_and_writes_the_same_runs(tiny):
           *TINY_ARGS])
     after = json.loads((tiny / "export" / "norm.json").read_text(encoding="utf-8"))
     assert [r["val_loss"] for r in after["runs"]] == [r["val_loss"] for r in before["runs"]]
-    assert all(r["reused"] for r in after["runs"])
+    assert [r["wall_seconds"] for r in after["runs"]] == [r["wall_seconds"] for r in before["runs"]]  # nothing trained
+    assert [r["reused"] for r in after["runs"]] == [True] + [False] * len(norm.RUNS)  # only the shared baseline
+    assert after["model_card"]["budget"]["new_runs_seconds"] == before["model_card"]["budget"]["new_runs_seconds"]
