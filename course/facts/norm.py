@@ -14,16 +14,17 @@ def loss_at(run, step):
     return min(points, key=lambda h: abs(h["step"] - step))["val_loss"]
 
 
-def placement_rows(runs, placement, unigram):
-    """The placement x warm-up x lr runs, each read against the unigram floor."""
+def placement_rows(runs, placement, unigram, short):
+    """The placement x warm-up x lr runs, each read at the short runs' length (`at_short`; a run
+    trained longer also has its last `val_loss`) against the unigram floor."""
     rows = []
     for name in placement:
         r = runs[name]
-        loss = r["val_loss"]
+        loss = loss_at(r, short)
         rows.append({"name": name, "place": r["norm_place"], "warmup": r["warmup_steps"] > 0,
-                     "lr_mult": r["lr_mult"], "steps": r["steps_trained"], "val_loss": loss,
-                     "finite": r["finite"], "stuck": loss is None or loss > unigram - STUCK,
-                     "above_unigram": None if loss is None else unigram - loss})
+                     "lr_mult": r["lr_mult"], "steps": r["steps_trained"], "at_short": loss,
+                     "val_loss": r["val_loss"], "finite": r["finite"],
+                     "stuck": loss is None or loss > unigram - STUCK})
     return rows
 
 
@@ -57,12 +58,17 @@ def gain_facts(models):
 def norm_facts(data):
     runs = {r["name"]: r for r in data["runs"]}
     unigram = data["references"]["unigram"]
-    rows = placement_rows(runs, data["placement"]["runs"], unigram)
-    by = {(r["place"], r["warmup"], r["lr_mult"]): r for r in rows}
-    high = max(r["lr_mult"] for r in rows)
     card = data["model_card"]
     short = card["training"]["short_steps"]
+    rows = placement_rows(runs, data["placement"]["runs"], unigram, short)
+    by = {(r["place"], r["warmup"], r["lr_mult"]): r for r in rows}
+    high = card["training"]["high_lr_mult"]
     baseline = runs["baseline"]
+    layernorm = runs.get("layernorm")
+    gains = gain_facts(data["gains"]["models"])
+    # The gains after the same short run without decay: what decay on g or on w moved them from.
+    undecayed = next((gains[r["name"]] for r in rows if r["place"] == "pre" and r["warmup"] and r["lr_mult"] == 1.0
+                      and r["name"] in gains), None)
     return {
         "card": card,
         "runs": runs,
@@ -73,8 +79,15 @@ def norm_facts(data):
         "cell": {f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}": r for (p, w, m), r in by.items()},
         "short_steps": short,
         "baseline_at_short": loss_at(baseline, short),
+        "not_run": [f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}" for p in ("pre", "post")
+                    for w in (False, True) for m in (1.0, high) if (p, w, m) not in by],
+        "layernorm": None if layernorm is None else {
+            "steps": layernorm["steps_trained"], "val_loss": layernorm["val_loss"],
+            "baseline_then": loss_at(baseline, layernorm["steps_trained"]),
+            "diff": layernorm["val_loss"] - loss_at(baseline, layernorm["steps_trained"])},
         "gradients": gradient_facts(data["gradients"]["models"]),
-        "gains": gain_facts(data["gains"]["models"]),
+        "gains": gains,
+        "undecayed": undecayed,
         "decay_factor": data["gains"]["decay_factor"],
         "speed": data["speed"],
         "new_minutes": card["budget"]["new_runs_seconds"] / 60,
