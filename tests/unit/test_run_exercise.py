@@ -1,27 +1,20 @@
 """widgets/runtime/run_exercise.py in CPython: what a student reads after a run (the browser
 runs the same file in Pyodide; tests/e2e/test_exercise_browser.py checks it there)."""
-import importlib.util
 import json
 import sys
 
 import pytest
 from support import ROOT
 
+from course.widgets import load_module
+
 RUNTIME = ROOT / "widgets" / "runtime"
-
-
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def run_exercise():
-    load("_cw_checker", RUNTIME / "checker.py")
-    return load("_cw_run", RUNTIME / "run_exercise.py")
+    load_module(RUNTIME / "checker.py", "_cw_checker")  # the names worker.js gives them in Pyodide
+    return load_module(RUNTIME / "run_exercise.py", "_cw_run")
 
 
 CHECK = json.dumps({"source": "defines = ['double']\n\ndef result(you, case):\n    return you.double(case)\n",

@@ -1,21 +1,6 @@
 // depth-signal: the controls ask model.py's view for the new stack; this redraws the two
 // curves and writes the numbers. Draws and listens only: every value comes from model.py.
-const SVG = "http://www.w3.org/2000/svg";
-
-function drawTicks(figure, chart) {
-  const group = figure.querySelector("[data-ticks]");
-  group.replaceChildren(
-    ...chart.ticks.flatMap((t) => {
-      const line = document.createElementNS(SVG, "line");
-      Object.entries({ class: "ds-grid", x1: 0, x2: chart.w, y1: t.y, y2: t.y }).forEach(([k, v]) => line.setAttribute(k, v));
-      const text = document.createElementNS(SVG, "text");
-      Object.entries({ class: "ds-tick", x: -8, y: t.y, "text-anchor": "end", "dominant-baseline": "middle" })
-        .forEach(([k, v]) => text.setAttribute(k, v));
-      text.textContent = t.label;
-      return [line, text];
-    }),
-  );
-}
+import { drawTicks } from "../runtime/chart.js";
 
 export function mount(root, api) {
   const params = { ...api.params };
@@ -37,8 +22,8 @@ export function mount(root, api) {
     api.fill(state);
     const rms = root.querySelector('[data-chart="rms"]');
     const grad = root.querySelector('[data-chart="grad"]');
-    drawTicks(rms, state.rms_chart);
-    drawTicks(grad, state.grad_chart);
+    drawTicks(rms, state.rms_chart, "ds");
+    drawTicks(grad, state.grad_chart, "ds");
     rms.querySelector('[data-line="rms"]').setAttribute("points", state.rms_chart.points);
     rms.querySelector('[data-line="prediction"]').setAttribute("points", state.rms_chart.prediction);
     grad.querySelector('[data-line="grad"]').setAttribute("points", state.grad_chart.points);

@@ -1,20 +1,6 @@
 // norm-placement: depth, placement and seed ask model.py's view; this redraws the two curves
 // and writes the numbers. Draws and listens only: every value comes from model.py.
-const SVG = "http://www.w3.org/2000/svg";
-
-function drawTicks(figure, chart) {
-  figure.querySelector("[data-ticks]").replaceChildren(
-    ...chart.ticks.flatMap((t) => {
-      const line = document.createElementNS(SVG, "line");
-      Object.entries({ class: "np-grid", x1: 0, x2: chart.w, y1: t.y, y2: t.y }).forEach(([k, v]) => line.setAttribute(k, v));
-      const text = document.createElementNS(SVG, "text");
-      Object.entries({ class: "np-tick", x: -8, y: t.y, "text-anchor": "end", "dominant-baseline": "middle" })
-        .forEach(([k, v]) => text.setAttribute(k, v));
-      text.textContent = t.label;
-      return [line, text];
-    }),
-  );
-}
+import { drawTicks } from "../runtime/chart.js";
 
 export function mount(root, api) {
   const params = { ...api.params };
@@ -29,7 +15,7 @@ export function mount(root, api) {
     api.fill(state);
     for (const name of ["grad", "rms"]) {
       const figure = root.querySelector(`[data-chart="${name}"]`);
-      drawTicks(figure, state[`${name}_chart`]);
+      drawTicks(figure, state[`${name}_chart`], "np");
       figure.querySelector(`[data-line="${name}"]`).setAttribute("points", state[`${name}_chart`].points);
     }
     if (speak) api.announce(state.announce);
