@@ -4,6 +4,7 @@
     python -m lab residual --corpus PATH --out data/real-model/residual [key=value ...]
     python -m lab mechanism --corpus PATH --out data/real-model/residual [key=value ...]
     python -m lab norm --corpus PATH --out data/real-model/norm [key=value ...]
+    python -m lab gating --corpus PATH --out data/real-model/gating [key=value ...]
 
 and the single steps:
 
@@ -13,7 +14,7 @@ and the single steps:
     python -m lab neurons --work ../lab-runs --out data/real-model [key=value ...]   (neurons.json only)
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, the experiment's Config:
-ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config); a key that no
+ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config, gating.Config); a key that no
 stage's config has is an error. Re-running a command resumes: finished runs are skipped,
 interrupted ones continue from their checkpoint.
 """

@@ -21,7 +21,8 @@ class ModelConfig:
     n_head: int = 4  # attention heads; head size = d_model / n_head = 64
     d_model: int = 256  # residual stream width d
     d_ff: int = 688  # FFN intermediate size; 0 = no FFN (attention-only blocks)
-    ffn: str = "swiglu"  # "swiglu", or "linear" (down(up(x)), no activation: the non-linearity ablated)
+    ffn: str = "swiglu"  # "swiglu"; "linear" (down(up(x)), no activation: the non-linearity ablated); the gating
+    #                    lesson's "relu" / "gelu" (down(act(up(x))), two matrices) and "bilinear" (SwiGLU without SiLU)
     rope_base: float = 10000.0  # RoPE frequency base
     dropout: float = 0.0  # on both residual writes (attention dropout would force SDPA's slow path)
     norm_eps: float = 1e-5  # RMSNorm epsilon
@@ -72,7 +73,13 @@ NORM_VARIANTS = {
     "layernorm": {"norm_kind": "layer"},  # Pre-LN with LayerNorm (mean subtracted, bias beta) instead of RMSNorm
     "zero_centred": {"norm_gain": "1+w"},  # RMSNorm's gain as 1 + w, w initialised at 0
 }
-FFN_KINDS = ("swiglu", "linear")
+# The gating lesson (`python -m lab gating`): the FFN's activation and its gate at equal parameters.
+GATING_VARIANTS = {
+    "gelu_ffn": {"ffn": "gelu", "d_ff": 1032},  # two matrices of 1,032: 2 x 256 x 1,032 = 3 x 256 x 688
+    "bilinear_ffn": {"ffn": "bilinear"},  # (x W_gate) * (x W_up), no activation: the gate alone (Shazeer 2020)
+    "relu_ffn": {"ffn": "relu", "d_ff": 1032},  # the original Transformer's FFN at the same count
+}
+FFN_KINDS = ("swiglu", "linear", "relu", "gelu", "bilinear")
 NORM_PLACES = ("pre", "post", "none")
 NORM_KINDS = ("rms", "layer")
 NORM_GAINS = ("g", "1+w")
@@ -86,7 +93,7 @@ def variant_overrides(name: str) -> dict:
 
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
-    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS}
+    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS, **GATING_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -213,31 +220,46 @@ class Attention(nn.Module):
 
 
 class SwiGLU(nn.Module):
-    """down(silu(x W_gate) * (x W_up)). The product is the "neuron" activation the export reads."""
+    """down(silu(x W_gate) * (x W_up)). The product is the "neuron" activation the export reads.
+    gate_act=None is Shazeer's Bilinear: down((x W_gate) * (x W_up)), a gate with no activation."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, gate_act=F.silu):
         super().__init__()
+        self.gate_act = gate_act
         self.gate = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
         self.up = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
         self.down = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)  # residual output
         self.resid_drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        h = F.silu(self.gate(x)) * self.up(x)  # (B, T, d_ff)
+        g = self.gate(x)  # (B, T, d_ff)
+        h = (self.gate_act(g) if self.gate_act else g) * self.up(x)  # (B, T, d_ff)
         return self.resid_drop(self.down(h))  # (B, T, C)
 
 
 class LinearFFN(nn.Module):
-    """down(x W_up): no activation, so the whole FFN is one linear map (the control for SwiGLU)."""
+    """down(act(x W_up)): two matrices. act=None: no activation, so the whole FFN is one linear map
+    (the control for SwiGLU); F.relu / F.gelu (exact, erf): the pre-GLU FFNs."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, act=None):
         super().__init__()
+        self.act = act
         self.up = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
         self.down = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)  # residual output
         self.resid_drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        return self.resid_drop(self.down(self.up(x)))  # (B, T, C)
+        h = self.up(x)  # (B, T, d_ff)
+        return self.resid_drop(self.down(self.act(h) if self.act else h))  # (B, T, C)
+
+
+def make_ffn(cfg: ModelConfig) -> nn.Module | None:
+    """The FFN the config asks for (None without one)."""
+    if not cfg.d_ff:
+        return None
+    return {"swiglu": lambda: SwiGLU(cfg), "bilinear": lambda: SwiGLU(cfg, gate_act=None),
+            "linear": lambda: LinearFFN(cfg), "relu": lambda: LinearFFN(cfg, F.relu),
+            "gelu": lambda: LinearFFN(cfg, F.gelu)}[cfg.ffn]()
 
 
 def add_write(x, write, skip: bool, grad: bool):
@@ -264,7 +286,7 @@ class Block(nn.Module):
         self.norm1 = make_norm(cfg)
         self.attn = Attention(cfg)
         self.norm2 = make_norm(cfg) if cfg.d_ff else None
-        self.ffn = ({"swiglu": SwiGLU, "linear": LinearFFN}[cfg.ffn](cfg)) if cfg.d_ff else None
+        self.ffn = make_ffn(cfg)
 
     def forward(self, x, cos, sin):
         if self.post:  # Post-LN: the norm after the addition

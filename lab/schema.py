@@ -31,7 +31,8 @@ FILES = ("model-card.json", "ablation.json", "neurons.json")  # the FFN experime
 RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-model/residual/ (lab/residual.py)
 MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
 NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE)
+GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE)
 
 
 class SchemaError(ValueError):
@@ -64,6 +65,7 @@ NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_versio
 RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
 MECHANISM_SCHEMA_VERSION = schema_for(MECHANISM_FILE)["properties"]["schema_version"]["const"]
 NORM_SCHEMA_VERSION = schema_for(NORM_FILE)["properties"]["schema_version"]["const"]
+GATING_SCHEMA_VERSION = schema_for(GATING_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -129,6 +131,8 @@ def _semantic(name: str, data: dict):
         _semantic_mechanism(data, fail)
     if name == NORM_FILE:
         _semantic_norm(data, fail)
+    if name == GATING_FILE:
+        _semantic_gating(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -252,6 +256,36 @@ def _semantic_norm(data: dict, fail):
     for i, m in enumerate(data["gradients"]["models"]):
         if [b["block"] for b in m["blocks"]] != list(range(1, m["n_layer"] + 1)):
             fail(f"gradients.models[{i}].blocks", f"must be blocks 1..{m['n_layer']} in order")
+    timed = [t["run"] for t in data["model_card"]["timing"]["runs"]]
+    if timed != names:
+        fail("model_card.timing.runs", f"runs {timed}, want {names}")
+
+
+def _semantic_gating(data: dict, fail):
+    names = [r["name"] for r in data["runs"]]
+    if len(set(names)) != len(names):
+        fail("runs", f"a run appears twice: {names}")
+    if names[:1] != ["baseline"]:
+        fail("runs", "the baseline's full run comes first")
+    counts = {r["ffn_params_per_layer"] for r in data["runs"]}
+    if len(counts) != 1:
+        fail("runs", f"the FFNs must have equal parameters per layer, got {sorted(counts)}")
+    for i, r in enumerate(data["runs"]):
+        if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
+            fail(f"runs[{i}].history", "must end at steps_trained with the run's val_loss")
+    limits = set(data["ranges"]["limits"])
+    for i, m in enumerate(data["ranges"]["models"]):
+        if m["run"] not in names:
+            fail(f"ranges.models[{i}].run", f"{m['run']!r} is not a run")
+        gated = m["ffn"] in ("swiglu", "bilinear")
+        for j, layer in enumerate(m["layers"]):
+            where = f"ranges.models[{i}].layers[{j}]"
+            if layer["block"] != j + 1:
+                fail(f"{where}.block", f"must be {j + 1}")
+            if ("gate" in layer) != gated:
+                fail(f"{where}.gate", "a gated FFN has a gate reading, a two-matrix FFN none")
+            if set(layer["clamped_share"]) != limits:
+                fail(f"{where}.clamped_share", f"one entry per limit: {sorted(limits)}")
     timed = [t["run"] for t in data["model_card"]["timing"]["runs"]]
     if timed != names:
         fail("model_card.timing.runs", f"runs {timed}, want {names}")

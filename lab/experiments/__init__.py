@@ -16,8 +16,9 @@ model card has in common.
 | `residual` | C4 第 2 课 | data/real-model/residual/residual.json |
 | `mechanism` | C4 第 2 课 | data/real-model/residual/mechanism.json |
 | `norm` | C4 第 3 课 | data/real-model/norm/norm.json |
+| `gating` | C4 第 4 课 | data/real-model/gating/gating.json |
 """
-from lab.experiments import ffn, mechanism, norm, residual
+from lab.experiments import ffn, gating, mechanism, norm, residual
 
-EXPERIMENTS = {m.NAME: m for m in (ffn, residual, mechanism, norm)}
+EXPERIMENTS = {m.NAME: m for m in (ffn, residual, mechanism, norm, gating)}
 ALIASES = {"all": "ffn"}  # the FFN experiment's command before lab/experiments/

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -233,6 +234,36 @@ def sig_all(value, digits: int):
     if isinstance(value, list):
         return [sig_all(v, digits) for v in value]
     return value
+
+
+def finite(x):
+    """None for NaN or infinity (JSON has neither), else x."""
+    return x if x is None or math.isfinite(x) else None
+
+
+def steps_of(result: dict) -> int:
+    """Steps a run trained (a result.json from before stop_at has only the schedule's steps)."""
+    return result.get("steps_trained", result["steps"])
+
+
+def estimate_seconds(results: dict[str, dict], steps: int) -> float:
+    """Seconds a run of `steps` steps would take at the mean pace of the runs trained so far."""
+    paced = list(results.values())
+    if not paced:
+        return 0.0
+    per_step = sum(r["wall_seconds"] for r in paced) / sum(steps_of(r) for r in paced)
+    return per_step * steps
+
+
+def band_from_ablation(path: Path) -> dict | None:
+    """The baseline's seed band from the FFN experiment's committed export (bf16 autocast runs)."""
+    if not path.exists():
+        return None
+    ab = json.loads(path.read_text(encoding="utf-8"))
+    floor = ab["noise_floor"]
+    prec = json.loads((path.parent / "model-card.json").read_text(encoding="utf-8"))["training"].get("precision", "")
+    return {"source": path.name, "seeds": floor["seeds"], "min": floor["min"], "max": floor["max"],
+            "range": floor["range"], "precision": prec}
 
 
 def seed_band(variant: str, results: list[dict]) -> dict:

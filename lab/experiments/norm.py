@@ -32,6 +32,7 @@ import torch
 
 from lab import prepare, schema, train
 from lab.experiments import common
+from lab.experiments.common import band_from_ablation, estimate_seconds, finite, steps_of
 from lab.model import GPT, NORMS, make_config, variant_overrides
 
 NAME = "norm"  # python -m lab norm
@@ -123,25 +124,6 @@ def check_settings(results: dict[str, dict]) -> None:
         common.check_same_settings(list(results.values()), varied=VARIED)
     except ValueError as e:
         raise SystemExit(f"a run differs from the baseline in settings RUNS does not vary: {e}") from None
-
-
-def finite(x):
-    """None for NaN or infinity (JSON has neither), else x."""
-    return x if x is None or math.isfinite(x) else None
-
-
-def steps_of(result: dict) -> int:
-    """Steps a run trained (a result.json from before stop_at has only the schedule's steps)."""
-    return result.get("steps_trained", result["steps"])
-
-
-def estimate_seconds(results: dict[str, dict], steps: int) -> float:
-    """Seconds a run of `steps` steps would take at the mean pace of the runs trained so far."""
-    paced = list(results.values())
-    if not paced:
-        return 0.0
-    per_step = sum(r["wall_seconds"] for r in paced) / sum(steps_of(r) for r in paced)
-    return per_step * steps
 
 
 # --- measurements (no training) --------------------------------------------------------------
@@ -354,17 +336,6 @@ def run_row(name: str, r: dict, cfg: Config, curve: list, reused: bool) -> dict:
         "wall_seconds": r["wall_seconds"], "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"],
         "reused": reused,
     }
-
-
-def band_from_ablation(path: Path) -> dict | None:
-    """The baseline's seed band from the FFN experiment's committed export (bf16 autocast runs)."""
-    if not path.exists():
-        return None
-    ab = json.loads(path.read_text(encoding="utf-8"))
-    floor = ab["noise_floor"]
-    prec = json.loads((path.parent / "model-card.json").read_text(encoding="utf-8"))["training"].get("precision", "")
-    return {"source": path.name, "seeds": floor["seeds"], "min": floor["min"], "max": floor["max"],
-            "range": floor["range"], "precision": prec}
 
 
 def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:

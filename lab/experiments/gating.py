@@ -1,0 +1,267 @@
+"""The gating experiment (C4 第 4 课): the gate against the activation, at equal parameters.
+
+    python -m lab gating --corpus PATH --work DIR --out data/real-model/gating [key=value ...]
+
+prepare (only when the work dir has no data yet: the same data as `all`) -> train every run of
+RUNS, one at a time with every core, resumable, while the budget allows -> measure (the FFN's
+pre-activations and hidden values of every trained model over the whole validation split, against
+the clamps of the configs in data/frontier-models.json and the limits of fp16 and bf16) -> write
+out/gating.json, validated first with data/schemas/real-model/gating/gating.schema.json.
+
+Runs (seed `run_seed` each; the baseline's own full run, SwiGLU of width 688, is reused from the
+work dir): a GELU FFN and a ReLU FFN of two matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x
+688 weights, exactly the baseline's) and a Bilinear FFN (SwiGLU without its SiLU: the gate alone),
+all with the baseline's TrainConfig (checked). A run whose estimated time would overrun the budget
+is not started, and the export says so.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from lab import prepare, schema, train
+from lab.experiments import common
+from lab.experiments.common import band_from_ablation, estimate_seconds, finite, steps_of
+from lab.model import GATING_VARIANTS, GPT, LinearFFN, SwiGLU
+
+NAME = "gating"  # python -m lab gating
+DEFAULT_OUT = "data/real-model/gating"
+BASELINE = "baseline"  # the full SwiGLU run, reused from the work dir (`all`, `mechanism`, `norm` trained it)
+# In training order: Shazeer's main comparison first, then his test of "the gate, not the activation".
+DESCRIPTIONS = {
+    "gelu_ffn": "GELU FFN (exact, erf), two matrices of width 1,032: the baseline's FFN parameter count",
+    "bilinear_ffn": "Bilinear FFN: (x W_gate) * (x W_up), no activation, width 688 (SwiGLU without SiLU)",
+    "relu_ffn": "ReLU FFN, two matrices of width 1,032: the original Transformer's FFN at the same count",
+}
+assert list(DESCRIPTIONS) == list(GATING_VARIANTS)
+FFN_FORMULAS = {
+    "swiglu": "down(silu(x W_gate) * (x W_up))", "bilinear": "down((x W_gate) * (x W_up))",
+    "gelu": "down(gelu(x W_up)), gelu exact: x * Phi(x)", "relu": "down(relu(x W_up))",
+}
+FP16_MAX = torch.finfo(torch.float16).max  # 65504
+BF16_MAX = torch.finfo(torch.bfloat16).max  # 3.39e38
+FRONTIER = common.REPO_DIR / "data" / "frontier-models.json"  # the configs' clamps (swiglu_limit)
+
+
+@dataclass
+class Config:
+    run_seed: int = 0  # every run's seed (the baseline's full run has seed 0)
+    runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
+    budget_minutes: int = 60  # new training time; a run whose estimate would overrun it is not started
+    top_share: float = 1e-4  # the measurement's upper quantile: the value exceeded by this share of entries
+    digits: int = 4  # significant digits of exported measurements
+    command: str = ""  # the command the model card records; "" = this process's command line
+
+
+def selected(cfg: Config) -> list[str]:
+    """selected(Config(runs="relu_ffn,gelu_ffn")) -> ['gelu_ffn', 'relu_ffn']"""
+    want = [r for r in cfg.runs.split(",") if r]
+    unknown = sorted(set(want) - set(GATING_VARIANTS))
+    if unknown:
+        raise SystemExit(f"runs: unknown {unknown}; known: {list(GATING_VARIANTS)}")
+    return [n for n in GATING_VARIANTS if not want or n in want]
+
+
+def clamp_limits(path: Path = FRONTIER) -> dict[str, float]:
+    """{model name: swiglu_limit} of every frontier config that clamps its SwiGLU."""
+    models = json.loads(path.read_text(encoding="utf-8"))
+    return {m["name"]: float(m["config"]["swiglu_limit"]) for m in models.values()
+            if "swiglu_limit" in m.get("config", {})}
+
+
+# --- the measurement (no training) ----------------------------------------------------------
+
+
+def ffn_readings(ffn: torch.nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The FFN's inside for its input x (the normed stream, (N, C)), fp32: gate and up
+    pre-activations and the hidden value the down projection reads."""
+    if isinstance(ffn, SwiGLU):
+        g, u = ffn.gate(x), ffn.up(x)  # (N, d_ff) each
+        h = (ffn.gate_act(g) if ffn.gate_act else g) * u
+        return {"gate": g, "up": u, "hidden": h}
+    assert isinstance(ffn, LinearFFN), type(ffn)
+    u = ffn.up(x)  # (N, d_ff)
+    return {"up": u, "hidden": ffn.act(u) if ffn.act else u}
+
+
+def top_quantile(values: torch.Tensor, share: float) -> float:
+    """The value that `share` of the entries exceed (or equal). top_quantile(torch.arange(10.), 0.2) -> 8.0"""
+    flat = values.flatten()
+    k = max(1, int(round(flat.numel() * share)))
+    return flat.topk(k).values[-1].item()
+
+
+@torch.no_grad()
+def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: float, digits: int) -> list[dict]:
+    """Per layer, over every validation token (the val loss's non-overlapping windows): the largest
+    gate and up pre-activations and hidden values, their top `share` quantile, and the share of
+    entries a clamp at each limit would change (gpt-oss clamps the gate from above only and up on
+    both sides)."""
+    block = model.cfg.block_size
+    inputs = {i: [] for i in range(len(model.blocks))}
+    hooks = [b.ffn.register_forward_pre_hook(lambda m, a, i=i: inputs[i].append(a[0][0].float()))
+             for i, b in enumerate(model.blocks)]
+    try:
+        for s in range(0, len(val), block):
+            model(val[s:s + block][None])
+    finally:
+        for h in hooks:
+            h.remove()
+    rows = []
+    for i, b in enumerate(model.blocks):
+        x = torch.cat(inputs[i])  # (N, C)
+        r = ffn_readings(b.ffn, x)
+        assert torch.allclose(b.ffn.down(r["hidden"]), b.ffn(x), atol=1e-5), "readings do not give the FFN output"
+        row = {"block": i + 1, "tokens": x.shape[0]}
+        for name, v in r.items():
+            a = v.abs()
+            row[name] = {"max_abs": a.max().item(), "max": v.max().item(), "min": v.min().item(),
+                         "top_abs": top_quantile(a, share)}
+        row["clamped_share"] = {}
+        for model_name, lim in limits.items():
+            c = {"up": (r["up"].abs() > lim).double().mean().item()}
+            if "gate" in r:
+                c["gate"] = (r["gate"] > lim).double().mean().item()
+            row["clamped_share"][model_name] = c
+        rows.append(common.sig_all(row, digits))
+    return rows
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    commit, dirty = common.git_lab_commit()  # the code as this process loaded it
+    work = Path(prep.work_dir)
+    print("gating config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    common.ensure_data(prep)
+    limit = cfg.budget_minutes * 60
+    baseline = train.run(replace(base, variant=BASELINE, seed=cfg.run_seed,
+                                 out_dir=str(common.run_dir(work, BASELINE, cfg.run_seed))))
+    results, skipped = {}, []
+    for name in selected(cfg):
+        tc = replace(base, variant=name, seed=cfg.run_seed, out_dir=str(common.run_dir(work, name, cfg.run_seed)))
+        started = (Path(tc.out_dir) / "ckpt.pt").exists() or (Path(tc.out_dir) / "result.json").exists()
+        used = sum(r["wall_seconds"] for r in results.values())
+        need = estimate_seconds(results, tc.steps)
+        if not started and used + need > limit:
+            print(f"gating: not starting {name}: {used:.0f} s trained + ~{need:.0f} s > the {limit} s budget")
+            skipped.append(name)
+            continue
+        results[name] = common.train_runs([tc])[0]
+    try:
+        common.check_same_settings([baseline, *results.values()])
+    except ValueError as e:
+        raise SystemExit(f"a run differs from the baseline in its training settings: {e}") from None
+
+    t0 = time.time()
+    data = Path(base.data_dir)
+    meta = json.loads((data / "meta.json").read_text())
+    val = train.load_tokens(data, "val")
+    limits = clamp_limits()
+    ranges = []
+    for name in [BASELINE, *results]:
+        model = common.load_model(common.run_dir(work, name, cfg.run_seed))
+        ranges.append({"run": name, "ffn": model.cfg.ffn, "layers": ffn_ranges(model, val, limits, cfg.top_share,
+                                                                             cfg.digits)})
+    doc = build_export(cfg, baseline, results, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
+                       limits, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
+    write(doc, Path(out))
+    return doc
+
+
+def ffn_params(model_config: dict) -> int:
+    """Weights of one layer's FFN, counted from its module. ffn_params({"d_ff": 688, ...}) -> 528384"""
+    model = GPT(common.make_config(**{k: v for k, v in model_config.items()}))
+    return sum(p.numel() for p in model.blocks[0].ffn.parameters())
+
+
+def run_row(name: str, r: dict, reused: bool) -> dict:
+    mc = r["model_config"]
+    return {
+        "name": name,
+        "description": DESCRIPTIONS.get(name, "the baseline: SwiGLU of width 688, its full run"),
+        "variant": r["variant"], "ffn": mc.get("ffn", "swiglu"), "formula": FFN_FORMULAS[mc.get("ffn", "swiglu")],
+        "d_ff": mc["d_ff"], "matrices": 3 if mc.get("ffn", "swiglu") in ("swiglu", "bilinear") else 2,
+        "ffn_params_per_layer": ffn_params(mc), "params": r["params"], "seed": r["seed"],
+        "steps_trained": steps_of(r), "val_loss": finite(r["val_loss"]), "train_loss": finite(r["train_loss"]),
+        "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in r["history"]],
+        "wall_seconds": r["wall_seconds"], "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"],
+        "reused": reused,
+    }
+
+
+def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, command, code, measure_s) -> dict:
+    tc, mc = baseline["config"], baseline["model_config"]
+    runs = [run_row(BASELINE, baseline, True)] + [run_row(n, r, False) for n, r in results.items()]
+    new_s = sum(r["wall_seconds"] for r in runs if not r["reused"])
+    band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")
+    not_tested = [
+        "one seed per run: a difference smaller than the baseline's seed band is not resolved",
+        "GEGLU, ReGLU and GLU (sigmoid gate) were not trained",
+        "the clamps were measured against, not trained with: no run clamps its FFN",
+        f"one model size ({mc['n_layer']} layers, d = {mc['d_model']}) and one schedule"
+        f" ({tc['steps']:,} steps): how the gaps change with scale or longer training is not measured",
+        f"speed was measured on this CPU only ({torch.get_num_threads()} thread(s)), not on a GPU",
+    ] + [f"{n} ({DESCRIPTIONS[n]}) was not trained: the budget had no room left for it" for n in skipped] \
+      + [f"{n} ({DESCRIPTIONS[n]}) was not trained: left out of this export's runs=" for n in GATING_VARIANTS
+         if n not in results and n not in skipped]
+    over = new_s - cfg.budget_minutes * 60
+    choice = (f"{len(results)} full run(s) of {tc['steps']:,} steps, seed {cfg.run_seed}: {', '.join(results) or 'none'}"
+              + (f"; not started for the budget: {', '.join(skipped)}" if skipped else "")
+              + (f"; over the {cfg.budget_minutes}-minute limit by {over:,.0f} s" if over > 0 else "")
+              + "; the baseline's full run reused from the work dir (not counted); one run at a time")
+    card = {
+        "name": f"sanguo-gating-d{mc['d_model']}",
+        **common.provenance(command, code),
+        "hardware": common.hardware(baseline, bf16_autocast=baseline["bf16_autocast"]),
+        "corpus": meta["corpus"], "split": meta["split"],
+        "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
+                      "trained_on": meta["tokenizer"]["trained_on"]},
+        "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],
+                         "vocab_size": mc["vocab_size"], "block_size": mc["block_size"],
+                         "norm": "pre-norm RMSNorm", "ffn_formulas": FFN_FORMULAS},
+        "training": {"steps": tc["steps"], "batch_size": tc["batch_size"], "block_size": tc["block_size"],
+                     "tokens_per_step": tc["batch_size"] * tc["block_size"], "lr": tc["lr"], "min_lr": tc["min_lr"],
+                     "warmup_steps": tc["warmup_steps"], "weight_decay": tc["weight_decay"],
+                     "grad_clip": tc["grad_clip"], "dropout": tc["dropout"], "precision": common.precision(baseline),
+                     "same_for_every_run": "the baseline's data, batch order, schedule and settings for every run"
+                                           " (checked); only the FFN differs",
+                     "seed": cfg.run_seed},
+        "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
+                   "measure_seconds": round(measure_s, 1), "choice": choice},
+        "timing": {"runs": [{"run": r["name"], "seed": r["seed"], "steps_trained": r["steps_trained"],
+                             "wall_seconds": r["wall_seconds"], "tokens_per_second": r["tokens_per_second"],
+                             "threads": r["threads"], "reused": r["reused"]} for r in runs],
+                   "measure_seconds": round(measure_s, 1)},
+        "not_tested": not_tested,
+        "configs": {"prepare": common.portable_config(meta["config"]),
+                    "train": common.portable_config({k: v for k, v in tc.items()
+                                                     if k not in ("variant", "seed", "bar_position", "stop_at")}),
+                    "gating": common.portable_config(asdict(cfg))},
+    }
+    return {
+        "schema_version": schema.GATING_SCHEMA_VERSION,
+        "metric": "validation cross-entropy in nats per token over the full validation split",
+        "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
+        "baseline_band": band,
+        "runs": runs,
+        "ranges": {"rule": "every validation token, in the val loss's non-overlapping windows, fp32: per layer the"
+                           " FFN's gate and up pre-activations (x W_gate, x W_up) and the hidden value the down"
+                           " projection reads; max_abs, max, min, and top_abs: the |value| that a top_share of"
+                           " the entries reach; clamped_share: the share of entries a config's swiglu_limit would"
+                           " change (the gate clamped from above, up on both sides, as gpt-oss does)",
+                   "top_share": cfg.top_share, "limits": limits, "fp16_max": FP16_MAX, "bf16_max": BF16_MAX,
+                   "models": ranges},
+        "model_card": card,
+    }
+
+
+def write(doc: dict, out: Path) -> None:
+    path = schema.write_validated(schema.GATING_FILE, doc, out)
+    print(f"gating: wrote {path} ({path.stat().st_size:,} B)")

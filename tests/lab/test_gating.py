@@ -1,0 +1,103 @@
+"""The gating experiment (python -m lab gating) on the tests' tiny corpus: each FFN kind computes
+what its name says, the FFNs hold equal parameters by an independent count, the readings rebuild
+the FFN's output, and the export validates against its schema."""
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("tokenizers")
+
+import torch.nn.functional as F  # noqa: E402
+
+from lab import schema  # noqa: E402
+from lab.__main__ import main  # noqa: E402
+from lab.experiments import gating  # noqa: E402
+from lab.model import GATING_VARIANTS, GPT, make_config, variant_overrides  # noqa: E402
+from test_lab_pipeline import make_corpus  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+TINY_ARGS = ["vocab_size=300", "val_chapters=2", "steps=4", "batch_size=2", "block_size=32", "eval_every=2",
+             "progress=false", "amp=off", "threads=1"]
+
+
+def test_each_ffn_computes_its_formula():
+    torch.manual_seed(0)
+    x = torch.randn(3, 256)
+    for name, act in (("gelu_ffn", lambda u: 0.5 * u * (1 + torch.erf(u / 2 ** 0.5))), ("relu_ffn", F.relu)):
+        ffn = GPT(make_config(**variant_overrides(name))).blocks[0].ffn
+        with torch.no_grad():
+            assert torch.allclose(ffn(x), act(x @ ffn.up.weight.T) @ ffn.down.weight.T, atol=1e-6), name
+    bil = GPT(make_config(**variant_overrides("bilinear_ffn"))).blocks[0].ffn
+    with torch.no_grad():
+        want = ((x @ bil.gate.weight.T) * (x @ bil.up.weight.T)) @ bil.down.weight.T
+        assert torch.allclose(bil(x), want, atol=1e-6)
+
+
+def test_equal_parameters_by_an_independent_count():
+    d = 256
+    swiglu = 3 * d * make_config().d_ff  # gate, up, down: three d x d_ff matrices
+    assert swiglu == 528_384
+    for name, over in GATING_VARIANTS.items():
+        ffn = GPT(make_config(**over)).blocks[0].ffn
+        mats = 3 if over["ffn"] == "bilinear" else 2
+        assert mats * d * ffn.up.out_features == swiglu, name
+        assert sum(p.numel() for p in ffn.parameters()) == swiglu, name
+
+
+def test_the_readings_rebuild_the_output_and_count_clamps():
+    torch.manual_seed(0)
+    model = GPT(make_config(vocab_size=50, block_size=8)).eval()
+    with torch.no_grad():
+        model.blocks[0].ffn.gate.weight.mul_(400)  # push some gate pre-activations past 7
+    val = torch.randint(0, 50, (20,))
+    rows = gating.ffn_ranges(model, val, {"m7": 7.0}, share=0.01, digits=6)
+    assert [r["block"] for r in rows] == [1, 2, 3, 4] and rows[0]["tokens"] == 20
+    assert rows[0]["gate"]["max"] > 7 and rows[0]["clamped_share"]["m7"]["gate"] > 0
+    assert rows[1]["clamped_share"]["m7"]["gate"] == 0  # untouched layers stay inside
+    assert rows[0]["gate"]["top_abs"] <= rows[0]["gate"]["max_abs"]
+
+
+def test_the_configs_clamps_are_read_from_the_frontier_file():
+    assert gating.clamp_limits() == {"gpt-oss-120b": 7.0, "DeepSeek-V4": 10.0}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gating")
+    make_corpus(root / "tiny.txt")
+    main(["gating", "--corpus", str(root / "tiny.txt"), "--out", str(root / "export"), "--work", str(root / "runs"),
+          *TINY_ARGS])
+    return root
+
+
+def test_the_export_validates_and_holds_every_run(tiny):
+    doc = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_FILE, doc)
+    assert [r["name"] for r in doc["runs"]] == ["baseline", *GATING_VARIANTS]
+    assert {r["ffn_params_per_layer"] for r in doc["runs"]} == {3 * 256 * 688}
+    assert {r["steps_trained"] for r in doc["runs"]} == {4}
+    ffns = {m["run"]: m["ffn"] for m in doc["ranges"]["models"]}
+    assert ffns == {"baseline": "swiglu", "gelu_ffn": "gelu", "bilinear_ffn": "bilinear", "relu_ffn": "relu"}
+    relu = next(m for m in doc["ranges"]["models"] if m["run"] == "relu_ffn")
+    assert all(layer["hidden"]["min"] >= 0 and "gate" not in layer for layer in relu["layers"])
+    assert doc["ranges"]["fp16_max"] == 65504
+    assert doc["model_card"]["command"].startswith("python -m lab gating --corpus PATH/TO/tiny.txt")
+    assert "/tmp/" not in json.dumps(doc)
+
+
+def test_a_broken_export_names_the_key(tiny):
+    doc = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
+    doc["runs"][1]["ffn_params_per_layer"] += 1
+    with pytest.raises(schema.SchemaError, match="equal parameters"):
+        schema.validate(schema.GATING_FILE, doc)
+
+
+def test_a_rerun_trains_nothing(tiny):
+    before = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
+    main(["gating", "--corpus", str(tiny / "tiny.txt"), "--out", str(tiny / "export"), "--work", str(tiny / "runs"),
+          *TINY_ARGS])
+    after = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
+    assert [r["wall_seconds"] for r in after["runs"]] == [r["wall_seconds"] for r in before["runs"]]
+    assert [r["val_loss"] for r in after["runs"]] == [r["val_loss"] for r in before["runs"]]
