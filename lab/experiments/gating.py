@@ -11,8 +11,9 @@ out/gating.json, validated first with data/schemas/real-model/gating/gating.sche
 Runs (seed `run_seed` each; the baseline's own full run, SwiGLU of width 688, is reused from the
 work dir): a GELU FFN and a ReLU FFN of two matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x
 688 weights, exactly the baseline's) and a Bilinear FFN (SwiGLU without its SiLU: the gate alone),
-all with the baseline's TrainConfig (checked). A run whose estimated time would overrun the budget
-is not started, and the export says so.
+all with the baseline's TrainConfig (checked). A run that would overrun the budget at the pace of
+the runs before it trains the schedule's first steps that fit (whole evaluation intervals: the
+others' histories have the same steps to compare with), or is not started; the export says which.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ FRONTIER = common.REPO_DIR / "data" / "frontier-models.json"  # the configs' cla
 class Config:
     run_seed: int = 0  # every run's seed (the baseline's full run has seed 0)
     runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
-    budget_minutes: int = 60  # new training time; a run whose estimate would overrun it is not started
+    budget_minutes: int = 60  # new training time; a run that would overrun it is cut to what fits (or not started)
     top_share: float = 1e-4  # the measurement's upper quantile: the value exceeded by this share of entries
     digits: int = 4  # significant digits of exported measurements
     command: str = ""  # the command the model card records; "" = this process's command line
@@ -146,14 +147,17 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
     results, skipped = {}, []
     for name in selected(cfg):
         tc = replace(base, variant=name, seed=cfg.run_seed, out_dir=str(common.run_dir(work, name, cfg.run_seed)))
-        started = (Path(tc.out_dir) / "ckpt.pt").exists() or (Path(tc.out_dir) / "result.json").exists()
-        used = sum(r["wall_seconds"] for r in results.values())
-        need = estimate_seconds(results, tc.steps)
-        if not started and used + need > limit:
-            print(f"gating: not starting {name}: {used:.0f} s trained + ~{need:.0f} s > the {limit} s budget")
+        stop = started_stop(Path(tc.out_dir))
+        if stop is None:  # not started: it must fit what is left of the budget
+            stop = budget_stop(tc, limit - sum(r["wall_seconds"] for r in results.values()),
+                               estimate_seconds(results, tc.steps) / tc.steps)
+        if stop is None:
+            print(f"gating: not starting {name}: the {limit} s budget has no room for {tc.eval_every} steps")
             skipped.append(name)
             continue
-        results[name] = common.train_runs([tc])[0]
+        if stop:
+            print(f"gating: {name} trains the schedule's first {stop} steps: what the budget has room for")
+        results[name] = common.train_runs([replace(tc, stop_at=stop)])[0]
     try:
         common.check_same_settings([baseline, *results.values()])
     except ValueError as e:
@@ -173,6 +177,28 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
                        limits, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
     write(doc, Path(out))
     return doc
+
+
+def started_stop(out_dir: Path) -> int | None:
+    """stop_at of a run already started (its checkpoint's or result's config), None if not started:
+    a rerun keeps the length the budget gave it."""
+    if (out_dir / "result.json").exists():
+        return json.loads((out_dir / "result.json").read_text())["config"].get("stop_at", 0)
+    if (out_dir / "ckpt.pt").exists():
+        return torch.load(out_dir / "ckpt.pt", map_location="cpu", weights_only=False)["config"].get("stop_at", 0)
+    return None
+
+
+def budget_stop(tc: train.TrainConfig, left_s: float, per_step_s: float) -> int | None:
+    """0 (the full schedule) when it fits in left_s at per_step_s (0 = no pace known yet: the first
+    run), else the most whole evaluation intervals that fit, else None (not started).
+
+    budget_stop(TrainConfig(steps=1400, eval_every=200), 700.0, 1.0) -> 600
+    """
+    if per_step_s <= 0 or tc.steps * per_step_s <= left_s:
+        return 0
+    fit = max(0, int(left_s / per_step_s)) // tc.eval_every * tc.eval_every
+    return fit or None
 
 
 def ffn_params(model_config: dict) -> int:
@@ -207,12 +233,15 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
         "the clamps were measured against, not trained with: no run clamps its FFN",
         f"one model size ({mc['n_layer']} layers, d = {mc['d_model']}) and one schedule"
         f" ({tc['steps']:,} steps): how the gaps change with scale or longer training is not measured",
-        f"speed was measured on this CPU only ({torch.get_num_threads()} thread(s)), not on a GPU",
     ] + [f"{n} ({DESCRIPTIONS[n]}) was not trained: the budget had no room left for it" for n in skipped] \
       + [f"{n} ({DESCRIPTIONS[n]}) was not trained: left out of this export's runs=" for n in GATING_VARIANTS
          if n not in results and n not in skipped]
     over = new_s - cfg.budget_minutes * 60
-    choice = (f"{len(results)} full run(s) of {tc['steps']:,} steps, seed {cfg.run_seed}: {', '.join(results) or 'none'}"
+    cut = {n: steps_of(r) for n, r in results.items() if steps_of(r) < tc["steps"]}
+    not_tested += [f"{n} trained the schedule's first {k:,} of {tc['steps']:,} steps (the budget's room): it is"
+                   f" compared with the others at step {k:,}" for n, k in cut.items()]
+    choice = (f"seed {cfg.run_seed}, the {tc['steps']:,}-step schedule: "
+              + ", ".join(f"{n} {steps_of(r):,} steps" for n, r in results.items())
               + (f"; not started for the budget: {', '.join(skipped)}" if skipped else "")
               + (f"; over the {cfg.budget_minutes}-minute limit by {over:,.0f} s" if over > 0 else "")
               + "; the baseline's full run reused from the work dir (not counted); one run at a time")

@@ -63,6 +63,25 @@ def test_the_configs_clamps_are_read_from_the_frontier_file():
     assert gating.clamp_limits() == {"gpt-oss-120b": 7.0, "DeepSeek-V4": 10.0}
 
 
+def test_the_budget_cuts_a_run_to_whole_evaluation_intervals():
+    from lab.train import TrainConfig
+    tc = TrainConfig(steps=1400, eval_every=200)
+    assert gating.budget_stop(tc, 700.0, 1.0) == 600  # 700 steps fit: three intervals of 200
+    assert gating.budget_stop(tc, 2000.0, 1.0) == 0  # the whole schedule fits
+    assert gating.budget_stop(tc, 150.0, 1.0) is None and gating.budget_stop(tc, -5.0, 1.0) is None
+    assert gating.budget_stop(tc, 1.0, 0.0) == 0  # no pace yet: the first run trains in full
+
+
+def test_a_run_the_budget_has_no_room_for_is_said(tmp_path):
+    make_corpus(tmp_path / "tiny.txt")
+    main(["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+          str(tmp_path / "runs"), *TINY_ARGS, "budget_minutes=0", "runs=gelu_ffn,relu_ffn"])
+    doc = json.loads((tmp_path / "export" / "gating.json").read_text(encoding="utf-8"))
+    assert [r["name"] for r in doc["runs"]] == ["baseline", "gelu_ffn"]
+    said = " ".join(doc["model_card"]["not_tested"])
+    assert "relu_ffn" in said and "the budget had no room" in said and "bilinear_ffn" in said
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("gating")
