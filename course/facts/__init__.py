@@ -10,6 +10,7 @@ Jinja reads as `facts.NAME...`:
     real_model.py  data/real-model/ (lab/)       facts.real (None before the first export)
     residual.py    data/real-model/residual/     facts.residual (None before the first export)
     norm.py        data/real-model/norm/         facts.norm (None before the first export)
+    gating.py      data/real-model/gating/       facts.gating (None before the first export)
 
 A new data source or lab experiment adds a module here: build_facts() finds it.
 Every derivation is written out once; tests pin the results.

@@ -12,14 +12,24 @@ def paper_facts(papers):
                     "ratios": (widths / vaswani["d_model"]).tolist(),
                     "base": next(r for r in vaswani["rows"] if r["row"] == "base"),
                     "table": vaswani["table"], "paper": vaswani["paper"]},
-        "shazeer": {"gelu": shazeer["FFN_GELU"], "swiglu": shazeer["FFN_SwiGLU"],
-                    "steps": papers["shazeer2020"]["steps"], "model": papers["shazeer2020"]["model"]},
+        "shazeer": shazeer_facts(papers["shazeer2020"]),
         "qiu": {"baseline": qiu["baseline"], "gated": next(v for k, v in qiu.items() if k != "baseline"),
                 "model": papers["qiu2025"]["model"]},
         "resnet": resnet_facts(papers["he2015"]),
         "xiong": warmup_facts(papers["xiong2020"]),
         "rmsnorm": {**papers["zhang2019"]["rows"][0], "paper": papers["zhang2019"]["paper"]},
     }
+
+
+def shazeer_facts(paper):
+    """Shazeer's Table 1 at 65,536 steps: every FFN's log-perplexity and its std over 4 runs, by
+    short name (relu, gelu, swish, glu, bilinear, geglu, swiglu, reglu), best first in `ranked`."""
+    rows = {row["row"].removeprefix("FFN_").lower(): row for row in paper["rows"]}
+    by = {k: r["log_ppl"] for k, r in rows.items()}
+    return {**by, "std": {k: r.get("std") for k, r in rows.items()},
+            "ranked": sorted(by, key=by.get), "largest_std": max(r.get("std") or 0 for r in rows.values()),
+            "smallest_std": min(r["std"] for r in rows.values() if r.get("std")),
+            "steps": paper["steps"], "model": paper["model"], "table": paper["table"], "paper": paper["paper"]}
 
 
 def warmup_facts(xiong):

@@ -1,0 +1,71 @@
+"""Facts of our model's gating experiment (data/real-model/gating/gating.json, `python -m lab gating`):
+facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these."""
+KEY = "real-model/gating/gating"
+ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
+
+
+def loss_at(run, step):
+    """The val loss at evaluation `step` of a run's history (None if it has no such step)."""
+    return next((h["val_loss"] for h in run["history"] if h["step"] == step), None)
+
+
+def compare(run, baseline, band):
+    """A run against the baseline at the run's own last step (a run the budget cut short is read
+    where it stopped): the gap, and whether it clears the baseline's seed band."""
+    step = run["steps_trained"]
+    then = loss_at(baseline, step)
+    diff = run["val_loss"] - then if then is not None and run["val_loss"] is not None else None
+    return {"step": step, "baseline_then": then, "diff": diff,
+            "resolved": diff is not None and band is not None and abs(diff) > band["range"],
+            "full": step == baseline["steps_trained"]}
+
+
+def range_facts(models, limits, fp16_max):
+    """Per model, the largest hidden value over its layers against fp16's limit, and per config's
+    clamp the largest share of gate and up entries it would change in any layer."""
+    out = {}
+    for m in models:
+        layers = m["layers"]
+        hidden = max(layer["hidden"]["max_abs"] for layer in layers)
+        row = {"run": m["run"], "ffn": m["ffn"], "layers": layers, "hidden_max": hidden,
+               "hidden_over_fp16": hidden / fp16_max,
+               "up_max": max(layer["up"]["max_abs"] for layer in layers),
+               "clamped": {name: {"up": max(layer["clamped_share"][name]["up"] for layer in layers)}
+                           for name in limits}}
+        if "gate" in layers[0]:
+            row["gate_max"] = max(layer["gate"]["max"] for layer in layers)
+            row["gate_min"] = min(layer["gate"]["min"] for layer in layers)
+            for name in limits:
+                row["clamped"][name]["gate"] = max(layer["clamped_share"][name]["gate"] for layer in layers)
+        out[m["run"]] = row
+    return out
+
+
+def gating_facts(data):
+    runs = {r["name"]: r for r in data["runs"]}
+    baseline = runs["baseline"]
+    band = data["baseline_band"]
+    card = data["model_card"]
+    rows = [{**runs[n], "vs": compare(runs[n], baseline, band)} for n in ORDER if n in runs]
+    ranges = data["ranges"]
+    return {
+        "card": card,
+        "runs": runs,
+        "rows": rows,
+        "by": {r["name"]: r for r in rows},
+        "references": data["references"],
+        "band": band,
+        "ffn_params": baseline["ffn_params_per_layer"],
+        "limits": ranges["limits"],
+        "fp16_max": ranges["fp16_max"],
+        "bf16_max": ranges["bf16_max"],
+        "top_share": ranges["top_share"],
+        "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
+        "not_trained": [n for n in ORDER if n not in runs],
+        "new_minutes": card["budget"]["new_runs_seconds"] / 60,
+        "budget_minutes": card["budget"]["limit_seconds"] / 60,
+    }
+
+
+def facts(data):
+    return {"gating": gating_facts(data[KEY]) if KEY in data else None}
