@@ -4,11 +4,11 @@ variant and seed, the noise floor of each comparison, the learning curves, and t
 The chart is HTML whose positions are percentages computed here; the sentences
 under it are decided by the numbers (a gap counts only if it beats that
 comparison's noise floor), so a retrained model can never leave a false sentence
-behind. Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+behind. Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
 """
 import math
 
-from numfmt import num
+from numfmt import fixed, num
 
 # readings=False leaves the sentences to the page (a lesson that reads the chart in its own prose).
 PARAMS = {"data": None, "selected": "baseline", "title": "去掉 FFN 或它的非线性会怎样", "readings": True}
@@ -253,8 +253,10 @@ def overfits(data, name="linear_ffn"):
     base = final_gap(v["baseline"])
     s = still_learning(data).get(name)
     barely = bool(s) and s["still"] and s["drop"] < 1.5 * s["noise"]
-    return {**g, "share": g["gap"] / base if base > 0 else 0.0, "learning": s, "barely": barely,
-            "overfits": g["growing"] and g["gap"] > 0}
+    out = dict(g)
+    out.update({"share": g["gap"] / base if base > 0 else 0.0, "learning": s, "barely": barely,
+                "overfits": g["growing"] and g["gap"] > 0})
+    return out
 
 
 def val_difference(data, a="linear_ffn", b="baseline"):
@@ -492,16 +494,17 @@ def curves(data):
     t_max = max(t for _, c in series for t, _ in c)
 
     def xy(t, loss):
-        return (round(CURVE_W * t / t_max, 1), round(CURVE_H * (ax["hi"] - loss) / (ax["hi"] - ax["lo"]), 1))
+        return (CURVE_W * t / t_max, CURVE_H * (ax["hi"] - loss) / (ax["hi"] - ax["lo"]))
 
     lines = []
     for k, (v, c) in enumerate(series):
         pts = [xy(t, loss) for t, loss in c]
         end = pts[-1]
         lines.append({"name": v["name"], "label": label(v), "index": k,
-                      "points": " ".join(f"{x},{y}" for x, y in pts), "end_x": end[0], "end_y": end[1],
+                      "points": " ".join(f"{fixed(x)},{fixed(y)}" for x, y in pts),
+                      "end_x": round(end[0], 1), "end_y": round(end[1], 1),
                       "end": num(c[-1][1], 3)})
-    ticks = [{"y": xy(0, t)[1], "label": num(t, 1)} for t in ax["ticks"] if ax["lo"] <= t <= ax["hi"]]
+    ticks = [{"y": round(xy(0, t)[1], 1), "label": num(t, 1)} for t in ax["ticks"] if ax["lo"] <= t <= ax["hi"]]
     summary = "；".join(f"{ln['label']} 结束时 {ln['end']}" for ln in lines)
     return {"w": CURVE_W, "h": CURVE_H, "lines": lines, "ticks": ticks, "tokens": num(t_max),
             "summary": f"各模型验证集损失随训练 token 数下降的曲线（多个种子取平均）：{summary}。"}
@@ -514,10 +517,16 @@ def page_params(params):
     if data is None:
         return params
     keep = ("name", "description", "n_layer", "params", "seeds", "val_losses")
-    variants = [{**{k: v[k] for k in keep},
-                 "histories": [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h] for h in v["histories"]]}
-                for v in data["variants"]]
-    return {**params, "data": {**data, "variants": variants}}
+    variants = []
+    for v in data["variants"]:
+        kept = {k: v[k] for k in keep}
+        kept["histories"] = [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h] for h in v["histories"]]
+        variants.append(kept)
+    shipped = dict(data)
+    shipped["variants"] = variants
+    out = dict(params)
+    out["data"] = shipped
+    return out
 
 
 def example(facts):

@@ -61,6 +61,21 @@ def num(x, decimals=None):
     return MINUS + text if x < 0 and text.strip("0.,") else text  # no "−0.000"
 
 
+def fixed(x, decimals=1):
+    """x rounded to `decimals` (1 or more) places as plain ASCII text, for SVG coordinates: what
+    CPython writes as str(round(x, decimals)) wherever that has no exponent (a result of 0 or
+    between 1e-4 and 1e15), on every runtime. MicroPython's round() and "%.1f" can land on
+    another digit or print float dust (str(round(98.6, 1)) is 98.59999999999999 there).
+
+    >>> fixed(82.9), fixed(0.25), fixed(-0.04), fixed(600), fixed(2.50049, 3)
+    ('82.9', '0.2', '-0.0', '600.0', '2.5')
+    """
+    text = str(_digits(x, decimals))
+    text = "0" * (decimals + 1 - len(text)) + text
+    whole, frac = text[:-decimals], text[-decimals:].rstrip("0") or "0"  # repr drops trailing zeros
+    return ("-" if math.copysign(1.0, x) < 0 else "") + whole + "." + frac
+
+
 def pct(ratio, decimals=1):
     """A ratio as a percentage. >>> pct(0.61596) -> '61.6%'"""
     return num(100 * ratio, decimals) + "%"

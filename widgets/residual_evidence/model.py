@@ -2,11 +2,12 @@
 their reading: the residual stream's RMS after each write of the trained baseline beside
 two predictions, and the norm of each block's parameter gradient at step 0, with and
 without skips. Every sentence is chosen by the numbers (data: facts.residual.evidence).
-Standard library only; the view draws nothing new in the browser (static charts).
+Standard library only, in the subset every runtime runs; the view draws nothing new in the
+browser (static charts).
 """
 import math
 
-from numfmt import num
+from numfmt import fixed, num
 
 PARAMS = {"data": None}
 W, H = 600, 200
@@ -38,7 +39,7 @@ def y_of(v, ax):
 
 
 def line(xs, ys, x_max, ax):
-    return " ".join(f"{round(W * x / x_max, 1)},{y_of(y, ax)}" for x, y in zip(xs, ys))
+    return " ".join(f"{fixed(W * x / x_max)},{fixed(y_of(y, ax))}" for x, y in zip(xs, ys))
 
 
 def stream_reading(s):
@@ -136,14 +137,14 @@ def view(params):
               "lines": [{"key": k, "points": line(trained["writes"], trained[k], n, s_ax)}
                         for k in ("relative", "sqrt_rule", "independent")],
               "x_ticks": [{"x": round(W * w / n, 1), "label": str(w)} for w in trained["writes"]]}
-    grads = {g["variant"]: g for g in data["gradients"]}
-    g_ax = log_axis([v for g in grads.values() for v in g["norms"]])
-    deepest = max(g["n_layer"] for g in grads.values())
+    grads = [(g["variant"], g) for g in data["gradients"]]  # in the export's order (MicroPython's dicts keep none)
+    g_ax = log_axis([v for _, g in grads for v in g["norms"]])
+    deepest = max(g["n_layer"] for _, g in grads)
     gradient = {"ticks": [{"y": y_of(t, g_ax), "label": num(t) if t >= 1 else f"{t:g}"} for t in g_ax["ticks"]],
                 "lines": [{"key": name, "label": NAMES.get(name, name), "index": k,
                            "points": line([b - 1 for b in range(1, g["n_layer"] + 1)], g["norms"],
                                           deepest - 1, g_ax)}
-                          for k, (name, g) in enumerate(grads.items())],
+                          for k, (name, g) in enumerate(grads)],
                 "x_ticks": [{"x": round(W * (b - 1) / (deepest - 1), 1), "label": str(b)}
                             for b in range(1, deepest + 1)]}
     return {
@@ -153,7 +154,7 @@ def view(params):
                               f"√(写入次数 + 1) = {num(trained['sqrt_rule'][-1], 2)}，独立写入 {num(trained['independent'][-1], 2)}",
                     "gradient": "第 0 步每一块参数梯度的范数（对数刻度）：" + "；".join(
                         f"{NAMES.get(k, k)} 从第 1 块的 {num(g['norms'][0], 2)} 到最后一块的 {num(g['norms'][-1], 2)}"
-                        for k, g in grads.items())},
+                        for k, g in grads)},
     }
 
 

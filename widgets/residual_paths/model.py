@@ -6,10 +6,8 @@ the product of every weight. With residuals each layer adds to the stream,
 x_k = x_{k-1} + w_k x_{k-1}, so dy/dx = (1 + w1)(1 + w2)(1 + w3): multiplied out, the sum
 over 2^3 = 8 paths, one for each choice of passing through or skipping each layer. The
 path that skips every layer contributes exactly 1, whatever the weights.
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
 """
-from itertools import product
-
 from numfmt import num
 
 PARAMS = {"w": [0.5, 0.5, 0.5], "path": "000"}
@@ -23,7 +21,9 @@ def paths(w):
     paths([0.5, 0.5, 0.5])[0] -> {'key': '000', 'through': [], 'value': 1.0}
     """
     out = []
-    for choice in product((0, 1), repeat=len(w)):
+    n = len(w)
+    for bits in range(2 ** n):  # as itertools.product((0, 1), repeat=n) lists them: 000, 001, 010, ...
+        choice = [(bits >> (n - 1 - k)) & 1 for k in range(n)]
         value = 1.0
         for take, wk in zip(choice, w):
             if take:
@@ -63,6 +63,15 @@ def view(params):
     total = sum(p["value"] for p in all_paths)
     factors = " × ".join(f"(1 + {num(v, 1)})" for v in w)
     pick = next(p for p in all_paths if p["key"] == selected)
+    out = {f"w{k + 1}": num(v, 1) for k, v in enumerate(w)}
+    out.update({
+        "plain-grad": num(plain[-1], 3),
+        "plain-formula": " × ".join(num(v, 1) for v in w),
+        "res-grad": num(res[-1], 3),
+        "res-formula": factors,
+        "sum": num(total, 3),
+        "path": f"{describe(pick)}：贡献 {num(pick['value'], 3)}",
+    })
     return {
         "params": {"w": w, "path": selected},
         "slider": dict(zip(("min", "max", "step"), SLIDER)),
@@ -70,14 +79,6 @@ def view(params):
                  for p in all_paths},
         "paths": [{"key": p["key"], "label": describe(p), "through": p["through"]} for p in all_paths],
         "through": pick["through"],
-        "out": {
-            **{f"w{k + 1}": num(v, 1) for k, v in enumerate(w)},
-            "plain-grad": num(plain[-1], 3),
-            "plain-formula": " × ".join(num(v, 1) for v in w),
-            "res-grad": num(res[-1], 3),
-            "res-formula": factors,
-            "sum": num(total, 3),
-            "path": f"{describe(pick)}：贡献 {num(pick['value'], 3)}",
-        },
+        "out": out,
         "announce": f"不加残差，梯度 {num(plain[-1], 3)}；加残差，梯度 {num(res[-1], 3)}，是 8 条路径之和。",
     }
