@@ -9,6 +9,8 @@ numbers. Models take their random numbers from here instead:
     r.random()        # a float in (0, 1), never 0 or 1
     r.uniform(a, b)   # a float in (a, b)
     r.gauss(mu, sd)   # a normal draw (Box-Muller)
+    r.below(n)        # an integer in 0 .. n - 1, every one equally likely
+    r.shuffle(items)  # shuffles a list in place (Fisher-Yates)
 
 The integers come from Marsaglia's xorshift32 (shifts 13, 17, 5; "Xorshift RNGs",
 J. Stat. Softw. 8(14), 2003): period 2**32 - 1, every state non-zero. The seed is
@@ -61,6 +63,21 @@ class Rng:
     def uniform(self, a, b):
         """A float between a and b."""
         return a + (b - a) * self.random()
+
+    def below(self, n):
+        """An integer in 0 .. n - 1 (1 <= n < 2**32), each equally likely: draws that would make
+        the last, incomplete round of n values are drawn again."""
+        limit = MASK - MASK % n  # next32() - 1 takes 2**32 - 1 values; keep the first whole multiple of n
+        while True:
+            x = self.next32() - 1
+            if x < limit:
+                return x % n
+
+    def shuffle(self, items):
+        """Shuffle a list in place (Fisher-Yates, from the last item down)."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
 
     def gauss(self, mu=0.0, sigma=1.0):
         """A normal draw with mean mu and standard deviation sigma (Box-Muller, pairs cached)."""

@@ -16,7 +16,7 @@ the dimension doubles. So every edge that carries the same symbol (T, d, d_ff) h
 the same length everywhere in a figure, and the labels on the edges carry the real
 numbers. Two figures: the real scale (d, d_ff from data/, passed by the lesson)
 and the small scale of the lesson's two-neuron example (d = 2, d_ff = 2, d_out = 1).
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
 """
 import math
 
@@ -38,7 +38,8 @@ BOTTOM = 40  # room for the bottom edge labels
 GAP = 24     # between blocks
 GRID_MAX = 8  # draw the cell grid along a dimension this small (T = 5 rows, d = 2)
 
-ROLES = {"input": "输入", "param": "参数（可学习）", "output": "输出", "mid": "中间结果"}
+ROLE_ORDER = (("input", "输入"), ("param", "参数（可学习）"), ("output", "输出"), ("mid", "中间结果"))  # the legend's order
+ROLES = dict(ROLE_ORDER)
 
 # What each dimension symbol means (the table under the figure).
 MEANINGS = {"T": "序列长度", "d": "隐藏维 n_embd", "d_ff": "FFN 中间维",
@@ -138,10 +139,11 @@ def _labels(by_key, dims):
             x, y = b["x"] - 10, b["cy"]
         else:
             x, y = b["x"] + b["w"] + 10, b["cy"]
-        labels.append({"block": key, "side": side, "symbol": sym, **written(sym), "n": dims[sym],
-                       "text": num(dims[sym]),
-                       "x": _r(x), "y": _r(y),
-                       "anchor": {"left": "end", "right": "start"}.get(side, "middle")})
+        label = {"block": key, "side": side, "symbol": sym}
+        label.update(written(sym))
+        label.update({"n": dims[sym], "text": num(dims[sym]), "x": _r(x), "y": _r(y),
+                      "anchor": {"left": "end", "right": "start"}.get(side, "middle")})
+        labels.append(label)
     return labels
 
 
@@ -158,15 +160,12 @@ def written(name):
 def figure(name, title, dims):
     geometry = layout(dims)
     shapes = "，".join(f"{b['key']} {num(b['n_rows'])}×{num(b['n_cols'])}" for b in geometry["blocks"])
-    return {
-        "scale": name,
-        "title": title,
-        "dims": dims,
-        **geometry,
-        "summary": f"{title}：T = {num(dims['T'])}，d = {num(dims['d'])}，d_ff = {num(dims['d_ff'])}，"
-                   f"d_out = {num(dims['d_out'])}；"
-                   f"各块形状：{shapes}。",
-    }
+    out = {"scale": name, "title": title, "dims": dims}
+    out.update(geometry)
+    out["summary"] = (f"{title}：T = {num(dims['T'])}，d = {num(dims['d'])}，d_ff = {num(dims['d_ff'])}，"
+                      f"d_out = {num(dims['d_out'])}；"
+                      f"各块形状：{shapes}。")
+    return out
 
 
 def example(facts):
@@ -184,17 +183,24 @@ def view(params):
         raise ValueError(f"scale must be 'real' or 'small', got {params['scale']!r}")
     T = int(params["T"])
     real = {"T": T, "d": int(params["d"]), "d_ff": int(params["d_ff"]), "d_out": int(params["d"])}
-    small = {"T": T, **SMALL}
-    meanings = {**MEANINGS, "T": f"{MEANINGS['T']}（这里取 {num(T)}，仅为画图）",
-                "d_ff": f"{MEANINGS['d_ff']}（{num(real['d_ff'] / real['d'])} × d）"}
+    small = {"T": T}
+    small.update(SMALL)
+    meanings = dict(MEANINGS)
+    meanings.update({"T": f"{MEANINGS['T']}（这里取 {num(T)}，仅为画图）",
+                     "d_ff": f"{MEANINGS['d_ff']}（{num(real['d_ff'] / real['d'])} × d）"})
+    table = []
+    for sym in SYMBOLS:
+        row = {"symbol": sym}
+        row.update(written(sym))
+        row.update({"meaning": meanings[sym], "real": num(real[sym]), "small": num(small[sym])})
+        table.append(row)
     return {
         "params": params,
         "scale": params.get("scale", "real"),
         "frame": {"w": FRAME_W, "h": FRAME_H},
         "figures": [figure("real", "真实规模（GPT-2 small）", real),
                     figure("small", "小规模（两个神经元的例子）", small)],
-        "roles": [{"role": role, "name": name} for role, name in ROLES.items()],
-        "table": [{"symbol": sym, **written(sym), "meaning": meanings[sym],
-                   "real": num(real[sym]), "small": num(small[sym])} for sym in SYMBOLS],
+        "roles": [{"role": role, "name": name} for role, name in ROLE_ORDER],
+        "table": table,
         "out": {"d": num(real["d"]), "d_ff": num(real["d_ff"])},
     }

@@ -26,7 +26,9 @@ characters, and at that position the model has not yet seen the rest. The export
 names the character each fragment belongs to (`chars`), so the page shows it, and
 when most peaks fall in one character's bytes the reading says so, as a fact of
 the text, not as a claim about what the neuron detects.
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython): no
+order is read from a dict and no sort relies on stability (MicroPython's dicts keep no order and
+its sort is not stable).
 """
 import math
 
@@ -142,11 +144,11 @@ def color(value, s):
     """
     if s <= 0:
         return "transparent"
-    alpha = round(ALPHA_MAX * min(1.0, abs(value) / s), 3)
-    if alpha == 0:
+    alpha = num(ALPHA_MAX * min(1.0, abs(value) / s), 3)  # the same digits on every runtime
+    if alpha == "0.000":
         return "transparent"
     r, g, b = POSITIVE if value > 0 else NEGATIVE
-    return f"rgba({r}, {g}, {b}, {alpha:.3f})"
+    return f"rgba({r}, {g}, {b}, {alpha})"
 
 
 def decimals(data):
@@ -183,16 +185,32 @@ def quoted(tokens):
     return "".join(f"「{label(t)}」" for t in tokens)
 
 
+def unique(items):
+    """The distinct items in the order they first appear. >>> unique(["公", "曰", "公"]) -> ['公', '曰']"""
+    out = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def by_count(items):
+    """The distinct items, most frequent first; a tie keeps the order they first appear in.
+
+    >>> by_count(["曰", "公", "公"]) -> ['公', '曰']
+    """
+    firsts = unique(items)
+    return [firsts[i] for i in sorted(range(len(firsts)), key=lambda i: (-items.count(firsts[i]), i))]
+
+
 def majority(items, n):
     """The most frequent item if it fills more than half of n places (ties: the earliest), else None.
 
     >>> majority(["公", "曰", "公", "公"], 5), majority(["公", "曰"], 5) -> (('公', 3), (None, 0))
     """
-    counts = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    best = max(counts, key=lambda item: counts[item], default=None)  # max keeps the first of a tie
-    return (best, counts[best]) if best is not None and 2 * counts[best] > n else (None, 0)
+    ranked = by_count(items)
+    best = ranked[0] if ranked else None
+    return (best, items.count(best)) if best is not None and 2 * items.count(best) > n else (None, 0)
 
 
 def fragment_of(token, chars):
@@ -219,10 +237,10 @@ def verdict(contexts):
     whole = [c[2] for c in contexts if not c[5]]
     parts = [fragment_of(c[2], c[3]) for c in contexts if c[5]]
     fragments = len(parts)
-    ranked = list(dict.fromkeys(sorted(whole, key=whole.count, reverse=True)))  # by count, then strength
+    ranked = by_count(whole)  # by count, then strength
     peak, count = majority(whole, n)
     belongs, belong_count = None, 0
-    part_list = quoted(dict.fromkeys(p for p in parts if p))
+    part_list = quoted(unique([p for p in parts if p]))
     if peak is not None:
         text = f"集中在「{label(peak)}」上（{n} 处里 {count} 处）"
         if fragments:
@@ -319,12 +337,18 @@ def reading(params):
     "top": {n, concentrated}, "random": {n, concentrated}}.
     """
     data = compact(params["data"])
-    verdicts = [{"index": x["index"], "kind": x["kind"], **verdict(x["contexts"])} for x in data["neurons"]]
+    verdicts = []
+    for x in data["neurons"]:
+        v = {"index": x["index"], "kind": x["kind"]}
+        v.update(verdict(x["contexts"]))
+        verdicts.append(v)
     groups = {kind: {"n": sum(v["kind"] == kind for v in verdicts),
                      "concentrated": sum(v["kind"] == kind and v["concentrated"] for v in verdicts)}
               for kind, _ in GROUPS}
     points = summary_points(verdicts, data)
-    return {"neurons": verdicts, "summary": "".join(points), "points": points, "criterion": criterion(data), **groups}
+    out = {"neurons": verdicts, "summary": "".join(points), "points": points, "criterion": criterion(data)}
+    out.update(groups)
+    return out
 
 
 # --- the widget ------------------------------------------------------------------------------
@@ -388,7 +412,9 @@ def example(facts):
 
 def page_params(params):
     """What the page carries for the browser's calls: the compact data, not the whole export."""
-    return {**params, "data": compact(params.get("data"))}
+    out = dict(params)
+    out["data"] = compact(params.get("data"))
+    return out
 
 
 def view(params):

@@ -9,11 +9,11 @@ reads each row on its own, so a new order only moves the output rows: each token
 output is the same numbers as before. The model checks that by running the FFN on
 the shuffled rows and comparing token by token with the original order.
 The 2-d rows are a teaching construct, not features of a real model.
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython);
+shuffles come from widgets/common/rng.py, so every runtime draws the same orders.
 """
-import random
-
 from numfmt import num
+from rng import Rng
 
 # (token, its 2-d row after attention): chosen so that every output row differs.
 TOKENS = [("小明", (1.0, 0.5)), ("把", (-0.5, 1.0)), ("苹果", (0.5, -1.0)), ("给了", (-1.0, -0.5)),
@@ -50,12 +50,12 @@ def check_order(order):
 
 
 def permutation(seed, avoid=()):
-    """A shuffle of the token indices from random.Random(seed) that is none of `avoid`.
+    """A shuffle of the token indices from Rng(seed) that is none of `avoid`.
 
     Draws again from the same generator until the order is new, so every shuffle
     visibly moves something. >>> permutation(1, avoid=[[0, 1, 2, 3, 4]]) != [0, 1, 2, 3, 4] -> True
     """
-    rng = random.Random(seed)
+    rng = Rng(seed)
     order = list(range(len(TOKENS)))
     avoid = [list(a) for a in avoid]
     while True:
@@ -78,13 +78,20 @@ def _row(values, decimals):
     return "(" + ", ".join(num(v, decimals) for v in values) + ")"
 
 
+def _with(params, **changes):
+    """A copy of params with some keys changed (MicroPython has no {**params, ...})."""
+    out = dict(params)
+    out.update(changes)
+    return out
+
+
 def view(params):
     """The table in this order: position, token, input row, output row; and the check."""
     order = check_order(params["order"])
     outputs, same = run(order)
     tokens = [TOKENS[i][0] for i in order]
     return {
-        "params": {**params, "order": order},
+        "params": _with(params, order=order),
         "order": tokens,
         "weights": {"W_up": [[num(v, 1) for v in row] for row in W_UP],
                     "W_down": [[num(v, 1) for v in row] for row in W_DOWN]},
@@ -103,7 +110,7 @@ def shuffle(params):
     """A new order from params["seed"], different from the current and the original one."""
     current = check_order(params["order"])
     order = permutation(params["seed"], avoid=[current, list(range(len(TOKENS)))])
-    state = view({**params, "order": order, "seed": params["seed"] + 1})
+    state = view(_with(params, order=order, seed=params["seed"] + 1))
     state["announce"] = (f"已打乱，新顺序：{'、'.join(state['order'])}。"
                          f"每个 token 的输出与打乱前相同：{state['out']['check']}。")
     return state
@@ -111,6 +118,6 @@ def shuffle(params):
 
 def reset(params):
     """Back to the sentence's own order."""
-    state = view({**params, "order": list(range(len(TOKENS)))})
+    state = view(_with(params, order=list(range(len(TOKENS)))))
     state["announce"] = f"已恢复原顺序：{'、'.join(state['order'])}。"
     return state
