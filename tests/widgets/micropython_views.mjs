@@ -1,7 +1,8 @@
-// Run widget models' view() under MicroPython's WebAssembly port in Node, for the parity test
+// Run widget models' functions under MicroPython's WebAssembly port in Node, for the parity test
 // (tests/widgets/test_micropython_parity.py). Reads JSON from stdin:
-//   {"common": {stem: source}, "models": {name: source}, "calls": [[name, params], ...]}
-// and writes one JSON line: [view(params) for each call], as MicroPython's json.dumps gives it.
+//   {"common": {stem: source}, "models": {name: source}, "calls": [[name, params, fn], ...]}
+// (fn defaults to "view") and writes one JSON line: [fn(params) for each call], as MicroPython's
+// json.dumps gives it.
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 
 const chunks = [];
@@ -12,12 +13,19 @@ const mp = await loadMicroPython({ stdout: (line) => (out += line + "\n"), stder
 mp.FS.mkdir("/widgets");
 for (const [stem, source] of Object.entries({ ...job.common, ...job.models })) mp.FS.writeFile(`/widgets/${stem}.py`, source);
 mp.FS.writeFile("/widgets/_calls.json", JSON.stringify(job.calls));
-mp.runPython(`
+try {
+  mp.runPython(`
 import sys, json
 sys.path.insert(0, "/widgets")
 results = []
-for name, params in json.load(open("/widgets/_calls.json")):
-    results.append(__import__(name).view(params))
+for call in json.load(open("/widgets/_calls.json")):
+    fn = call[2] if len(call) > 2 else "view"
+    results.append(getattr(__import__(call[0]), fn)(call[1]))
 print(json.dumps(results))
 `);
+} catch (e) {
+  // The Python traceback, not Node's dump of the minified runtime around the throw.
+  process.stderr.write(`${e.message || e}\n`);
+  process.exit(1);
+}
 process.stdout.write(out);

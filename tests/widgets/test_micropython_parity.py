@@ -1,6 +1,14 @@
-"""The ported widget models give the same view under MicroPython's WebAssembly port (run in Node,
+"""Every widget model gives the same view under MicroPython's WebAssembly port (run in Node,
 the runtime issue 20's phone path uses) as under CPython (the build), over a grid of parameters:
-the same text, and numbers equal to 12 significant figures."""
+the same text, and numbers equal to 12 significant figures.
+
+A grid entry is a dict of params for view(), or (function, params) for another function the
+widget's view.js calls. Each call starts from the widget's defaults and the params its gallery
+shows it with (model.example(facts)); Fact("residual.comparison") stands for a value of the
+course's facts. CPython gets those params, as the build pre-renders them; MicroPython gets what
+the page carries (model.page_params), as the browser calls it. Every widget needs an entry.
+
+    pytest tests/widgets/test_micropython_parity.py      (needs node and `npm ci`)"""
 import json
 import math
 import shutil
@@ -13,12 +21,35 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("micropython_views.mjs")
 PACKAGE = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
 
+class Fact:
+    """A value from the course's facts, e.g. Fact("residual.comparison"), resolved when the test runs."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __repr__(self):
+        return f"Fact({self.path!r})"
+
+
 GRID = {  # model -> params to compare (the default first)
     "batch-trap": [{}, {"batch": "batch2"}, {"batch": "single"}],
     "norm-token": [{}, {"preset": "outlier"}, {"preset": "near-zero", "eps": 0.01}, {"w": -0.5}],
     "norm-placement": [{}, {"depth": 3, "place": "pre", "seed": 1}],
     "depth-signal": [{}, {"depth": 4, "residual": True, "norm": False}],
     "token-identity": [{}],
+    "ablation": [{}, {"readings": False}, ("select", {"selected": "no_ffn"}), ("select", {"selected": "attn_only_12l"}),
+                 {"data": Fact("residual.comparison"), "title": "去掉残差、或者加深，会怎样", "readings": False},
+                 ("select", {"data": Fact("residual.comparison"), "readings": False, "selected": "deep_8l_no_residual"})],
+    "neuron-heatmap": [{}, {"neuron": 18}, {"neuron": 419}, {"neuron": 314}],
+    "ffn-xor": [{}, {"activation": "gelu", "b2": -0.35}, {"activation": "none", "row": "好吃", "neuron": 1},
+                {"activation": "relu", "b2": -0.25, "row": "不难吃"}, {"b2": 0.0}],
+    "linear-fit": [{}, {"a": -0.35, "b": 1.25, "c": 0.4}, ("least_squares", {"a": 0.5})],
+    "position-wise": [{}, {"order": [4, 2, 0, 1, 3], "seed": 3}, ("shuffle", {}), ("shuffle", {"seed": 7}),
+                      ("reset", {"order": [1, 0, 2, 3, 4]})],
+    "ffn-shape": [{}, {"scale": "small"}, {"T": 3}],
+    "residual-paths": [{}, {"w": [-0.3, 0.7, 1.0], "path": "101"}, {"w": [0.0, -1.0, 0.2], "path": "111"}],
+    "skip-mechanism": [{}],
+    "residual-evidence": [{}],
 }
 
 
@@ -38,20 +69,59 @@ def same(a, b, path="view"):
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
-@pytest.mark.skipif(not shutil.which("node") or not PACKAGE.exists(), reason="needs node and `npm ci`")
-@pytest.mark.parametrize("name", sorted(GRID))
-def test_micropython_gives_the_view_cpython_gives(name):
-    from course.widgets import COMMON, folder_of, load_model
+@pytest.fixture(scope="module")
+def facts():
+    from course.data import load_data
+    from course.facts import build_facts
+    return build_facts(load_data(ROOT / "data", ROOT))
+
+
+def fact(path, facts):
+    for key in path.split("."):
+        facts = facts[key]
+    return facts
+
+
+def calls_of(name, facts):
+    """[(function, CPython's params, MicroPython's params)] for the widget's grid."""
+    from course.widgets import load_model
     model = load_model(name)
-    calls = [{**model.PARAMS, **p} for p in GRID[name]]
+    example = model.example(facts) if hasattr(model, "example") else {}
+    assert example is not None, f"{name}: the data its gallery shows does not exist (model.example gave None)"
+    out = []
+    for entry in GRID[name]:
+        fn, params = entry if isinstance(entry, tuple) else ("view", entry)
+        params = {k: fact(v.path, facts) if isinstance(v, Fact) else v for k, v in params.items()}
+        full = {**model.PARAMS, **example, **params}
+        live = model.page_params(full) if hasattr(model, "page_params") else full
+        out.append((fn, full, json.loads(json.dumps(live))))
+    return model, out
+
+
+def micropython(name, calls):
+    """What the widget's functions return under MicroPython, one per (function, params)."""
+    from course.widgets import COMMON, folder_of
     module = folder_of(name).name + "_model"
     job = {"common": {p.stem: p.read_text(encoding="utf-8") for p in COMMON.glob("*.py")},
            "models": {module: (folder_of(name) / "model.py").read_text(encoding="utf-8")},
-           "calls": [[module, params] for params in calls]}
+           "calls": [[module, params, fn] for fn, params in calls]}
     done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(job), capture_output=True, text=True,
                           cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])
-    want = json.loads(json.dumps([model.view(params) for params in calls], ensure_ascii=False))
-    for params, g, w in zip(calls, got, want):
-        same(g, w, f"{name}{params}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_every_widget_has_a_grid():
+    from course.widgets import names
+    assert sorted(set(names()) - set(GRID)) == [], "widgets with no GRID entry in this file"
+
+
+@pytest.mark.skipif(not shutil.which("node") or not PACKAGE.exists(), reason="needs node and `npm ci`")
+@pytest.mark.parametrize("name", sorted(GRID))
+def test_micropython_gives_the_view_cpython_gives(name, facts):
+    model, calls = calls_of(name, facts)
+    got = micropython(name, [(fn, live) for fn, _, live in calls])
+    want = json.loads(json.dumps([getattr(model, fn)(full) for fn, full, _ in calls], ensure_ascii=False))
+    for (fn, full, live), g, w in zip(calls, got, want):
+        shown = {k: v for k, v in full.items() if k not in ("data",)}
+        same(g, w, f"{name}.{fn}{shown}")

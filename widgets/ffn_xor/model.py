@@ -6,7 +6,7 @@
 With ReLU and b2 = -1 neuron 1 counts the features that hold, neuron 2 fires only
 when both hold, and y_hat is 1, 0, 0, 1 on the four reviews: the XOR the linear
 plan cannot fit. With no activation the two layers collapse into one line.
-Standard library only: the same file runs in CPython (build, tests) and Pyodide.
+Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
 """
 import math
 
@@ -55,13 +55,15 @@ ACTIVATIONS = {
              "GELU(z) = 0.5 · z · (1 + tanh(√(2/π) · (z + 0.044715 · z³)))"),
     "none": (identity, "无（去掉）", "不过激活", "没有激活：h = z，原样写出"),
 }
+ACTIVATION_ORDER = ("relu", "gelu", "none")  # the radios' order (MicroPython's dicts keep none)
+STEP_KEYS = ("step-head", "step-n1", "step-n2", "step-sum")  # the worked steps, in reading order
 
 
 def check(params):
     """The params as the model uses them; a wrong value fails loudly, naming itself."""
     activation = params.get("activation", PARAMS["activation"])
     if activation not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        raise ValueError(f"unknown activation {activation!r}; expected one of {', '.join(ACTIVATION_ORDER)}")
     lo, hi, step = B2_SLIDER
     b2 = float(params.get("b2", PARAMS["b2"]))
     if not lo - 1e-9 <= b2 <= hi + 1e-9:
@@ -311,36 +313,37 @@ def view(params):
     summary = ("四句全对" if not wrong else f"{names(wrong)}判错")
     steps = expansion(activation, b2, row) if row else {
         "step-head": "点表格里的一句评价，看它怎么算。", "step-n1": "", "step-n2": "", "step-sum": ""}
+    out = {
+        "b2": num(b2),
+        "z1": linear_text(READ[0], FEATURES, BIAS1),
+        "z2": z2_text,
+        "w1": num(WRITE[0]), "w2": num(WRITE[1]),
+        "act1": f"h₁ = {short}(z₁)" if activation != "none" else "h₁ = z₁（不过激活，原样写出）",
+        "act2": f"h₂ = {short}(z₂)" if activation != "none" else "h₂ = z₂（不过激活，原样写出）",
+        "act-formula": formula,
+        "network": network,
+        "meaning1": meaning1, "fires1": fires1,
+        "meaning2": meaning2, "fires2": fires2,
+        "mse": num(error, 3),
+        "summary": summary,
+        "collapse-lead": collapse_lead,
+        "collapse": collapsed_text,
+        "collapse-tail": collapse_tail,
+        "first-wrong": first_wrong_text(activation),
+        "design": f"{ACTIVATIONS[DESIGN['activation']][2]}，b₂ = {num(DESIGN['b2'])}",
+        "why-two": why_two(),
+        "threshold": num(THRESHOLD, 1),
+    }
+    out.update(steps)
     return {
         "params": params,
         "reviews": [{"name": name, "p": p, "n": n, "y": y} for name, p, n, y in REVIEWS],
-        "activations": [{"value": key, "label": spec[1]} for key, spec in ACTIVATIONS.items()],
+        "activations": [{"value": key, "label": ACTIVATIONS[key][1]} for key in ACTIVATION_ORDER],
         "slider": dict(zip(("min", "max", "step"), B2_SLIDER)),
         "focus": str(params["neuron"] or ""),
-        "out": {
-            "b2": num(b2),
-            "z1": linear_text(READ[0], FEATURES, BIAS1),
-            "z2": z2_text,
-            "w1": num(WRITE[0]), "w2": num(WRITE[1]),
-            "act1": f"h₁ = {short}(z₁)" if activation != "none" else "h₁ = z₁（不过激活，原样写出）",
-            "act2": f"h₂ = {short}(z₂)" if activation != "none" else "h₂ = z₂（不过激活，原样写出）",
-            "act-formula": formula,
-            "network": network,
-            "meaning1": meaning1, "fires1": fires1,
-            "meaning2": meaning2, "fires2": fires2,
-            "mse": num(error, 3),
-            "summary": summary,
-            "collapse-lead": collapse_lead,
-            "collapse": collapsed_text,
-            "collapse-tail": collapse_tail,
-            "first-wrong": first_wrong_text(activation),
-            "design": f"{ACTIVATIONS[DESIGN['activation']][2]}，b₂ = {num(DESIGN['b2'])}",
-            "why-two": why_two(),
-            "threshold": num(THRESHOLD, 1),
-            **steps,
-        },
+        "out": out,
         "rows": rows,
         "announce": f"{label}，b₂ = {num(b2)}：{summary}，MSE = {num(error, 3)}。",
-        "announce_steps": "；".join(v for key, v in steps.items()
-                                   if v and key != f"step-n{3 - (params['neuron'] or 3)}"),
+        "announce_steps": "；".join(steps[key] for key in STEP_KEYS
+                                   if steps[key] and key != f"step-n{3 - (params['neuron'] or 3)}"),
     }

@@ -32,6 +32,13 @@ def log_axis(values):
     return {"lo": lo, "hi": hi, "ticks": [10.0 ** k for k in range(lo, hi + 1)], "log": True}
 
 
+def power_label(k):
+    """10**k as a tick reads: power_label(2), power_label(-2), power_label(-5) -> ('100', '0.01', '1e-05')"""
+    if k >= 0:
+        return num(10 ** k)
+    return "0." + "0" * (-k - 1) + "1" if k >= -4 else "1e-%02d" % -k
+
+
 def y_of(v, ax):
     if ax.get("log"):
         return round(H * (ax["hi"] - math.log10(v)) / (ax["hi"] - ax["lo"]), 1)
@@ -140,7 +147,7 @@ def view(params):
     grads = [(g["variant"], g) for g in data["gradients"]]  # in the export's order (MicroPython's dicts keep none)
     g_ax = log_axis([v for _, g in grads for v in g["norms"]])
     deepest = max(g["n_layer"] for _, g in grads)
-    gradient = {"ticks": [{"y": y_of(t, g_ax), "label": num(t) if t >= 1 else f"{t:g}"} for t in g_ax["ticks"]],
+    gradient = {"ticks": [{"y": y_of(10.0 ** k, g_ax), "label": power_label(k)} for k in range(g_ax["lo"], g_ax["hi"] + 1)],
                 "lines": [{"key": name, "label": NAMES.get(name, name), "index": k,
                            "points": line([b - 1 for b in range(1, g["n_layer"] + 1)], g["norms"],
                                           deepest - 1, g_ax)}
