@@ -106,8 +106,12 @@ def on_files(files, config):
     for src, dest in [*vendored, *widgets.shipped_files()]:
         files.append(File.generated(config, dest, abs_src_path=str(src)))
     # The standard library cut down to what the widgets' Python imports (course/stdlib.py).
-    files.append(File.generated(config, stdlib.SITE_PATH, content=stdlib.site_file(vendored)))
+    trimmed = stdlib.site_file(vendored)
+    files.append(File.generated(config, stdlib.SITE_PATH, content=trimmed))
     files.append(File.generated(config, "widgets/runtime/shared-modules.json", content=widgets.shared_modules_json()))
+    # What starting each runtime downloads, for the page to say before a download on a metered connection.
+    files.append(File.generated(config, "widgets/runtime/runtimes.json",
+                                content=vendor.startup_sizes_json(vendored, {stdlib.SITE_PATH: trimmed})))
     # The exercises' editor, bundled from the pinned CodeMirror packages (course/editor_bundle.py).
     files.append(File.generated(config, editor_bundle.SITE_PATH, content=editor_bundle.bundle()))
     # What the browser fetches for an exercise: kept out of the pages (and so out of search).

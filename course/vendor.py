@@ -1,4 +1,4 @@
-"""Copy third-party runtime files (Pyodide, KaTeX's CSS and fonts) from node_modules into the site.
+"""Copy third-party runtime files (Pyodide, MicroPython, KaTeX's CSS and fonts) from node_modules into the site.
 
 package.json holds the single version pin of each package and, beside it under
 "vendor", where its files go in the site and the sha256 of each file shipped.
@@ -7,6 +7,8 @@ stale or corrupted node_modules fails the build instead of reaching students.
 
 After changing a pin: `npm install && python -m course.vendor --update`.
 """
+import functools
+import gzip
 import hashlib
 import json
 import sys
@@ -15,6 +17,14 @@ from . import ROOT
 from .errors import CourseError
 
 PACKAGE_JSON = ROOT / "package.json"
+# What each widget runtime's worker downloads to start (widgets/runtime/worker.js, mp_worker.js),
+# as site paths: the page tells a reader on a metered connection what a start costs.
+STARTUP = {
+    "pyodide": ["assets/vendor/pyodide/pyodide.mjs", "assets/vendor/pyodide/pyodide.asm.mjs",
+                "assets/vendor/pyodide/pyodide.asm.wasm", "assets/vendor/pyodide/pyodide-lock.json",
+                "assets/vendor/pyodide/python_stdlib.trimmed.zip"],
+    "micropython": ["assets/vendor/micropython/micropython.mjs", "assets/vendor/micropython/micropython.wasm"],
+}
 
 
 def sha256(path):
@@ -52,6 +62,31 @@ def vendored_files(node_modules=None):
                 raise CourseError(where, f"sha256 differs from package.json's vendor record for "
                                          f"{package} {manifest['dependencies'][package]}: run `npm ci`")
             yield src, f"{spec['dest']}/{rel}"
+
+
+@functools.lru_cache(maxsize=64)
+def _gzipped_size(content):
+    return len(gzip.compress(content, compresslevel=6))
+
+
+def startup_sizes(site_files):
+    """{runtime: {"bytes": sum, "gzip": sum}} over STARTUP's files, from `site_files` (site path ->
+    bytes): what a reader downloads the first time (a static host sends them gzip-compressed)."""
+    sizes = {}
+    for runtime, paths in STARTUP.items():
+        missing = [p for p in paths if p not in site_files]
+        if missing:
+            raise CourseError("course/vendor.py", f"STARTUP names {', '.join(missing)}, which the site does not ship")
+        sizes[runtime] = {"bytes": sum(len(site_files[p]) for p in paths),
+                          "gzip": sum(_gzipped_size(site_files[p]) for p in paths)}
+    return sizes
+
+
+def startup_sizes_json(vendored, generated):
+    """widgets/runtime/runtimes.json: startup_sizes() of the vendored files plus the generated ones
+    (site path -> bytes, e.g. the trimmed standard library)."""
+    files = {dest: src.read_bytes() for src, dest in vendored if dest in {p for ps in STARTUP.values() for p in ps}}
+    return json.dumps(startup_sizes({**files, **generated}), sort_keys=True)
 
 
 def update(node_modules=None):

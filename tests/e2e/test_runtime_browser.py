@@ -117,15 +117,19 @@ def test_a_missing_view_and_a_failing_mount_have_their_own_messages(page, broken
 
 
 def test_a_failed_start_is_retried_on_the_next_touch(page, broken_site):
-    page.route("**/pyodide.asm.wasm", lambda route: route.abort())
+    # Both runtimes: a desktop whose Pyodide fails falls back to MicroPython (test_runtime_choice_browser.py).
+    for wasm in ("**/pyodide.asm.wasm", "**/micropython.wasm"):
+        page.route(wasm, lambda route: route.abort())
     page.goto(broken_site)
     page.locator(LF).scroll_into_view_if_needed()
     assert "无法加载 Python 运行时" in wait_status(page, LF, "error")
     assert "点一下组件会重试" in status(page, LF)
-    page.unroute("**/pyodide.asm.wasm")
+    for wasm in ("**/pyodide.asm.wasm", "**/micropython.wasm"):
+        page.unroute(wasm)
     page.click(f'{LF} input[name="b"]')  # the next touch tries again
     page.wait_for_selector(f'{LF}[data-ready="true"]', timeout=90_000)
     assert status(page, LF) == "Python 已在浏览器里运行：动手试试。"
+    assert page.get_attribute(LF, "data-runtime") == "pyodide", "the retry starts with the desktop's runtime"
 
 
 def test_a_widget_that_never_calls_python_does_not_need_it(page, broken_site):

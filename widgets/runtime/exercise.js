@@ -3,9 +3,11 @@
 //
 // The editor (CodeMirror 6, one bundled file) is fetched only when a block comes near the
 // viewport; until then, and without JavaScript, the block reads as the task and a code block.
-// A run goes to the runtime's Python (runExercise): output streams in as text, then the
-// check's verdict. Work is saved in this browser, keyed by the exercise's stable id.
-import { keepSpare, runExercise, stopExercise } from "./runtime.js";
+// A run goes to the runtime's Pyodide (runExercise): output streams in as text, then the
+// check's verdict. Where Pyodide has not started yet and the connection is metered (the phone
+// path), the first run first says what the download costs and waits for a click.
+// Work is saved in this browser, keyed by the exercise's stable id.
+import { downloadCost, keepSpare, runExercise, stopExercise } from "./runtime.js";
 import * as store from "./exercise_store.js";
 
 const EDITOR_URL = new URL("../../assets/vendor/codemirror/editor.js", import.meta.url);
@@ -20,6 +22,8 @@ const loadEditor = () => {
   editorModule.catch(() => (editorModule = null));
   return editorModule;
 };
+
+let downloadAccepted = false; // the reader agreed to Pyodide's download on this visit
 
 const live = new Set(); // the blocks of the page on screen (their unsaved edits are flushed on leaving)
 
@@ -100,6 +104,7 @@ class Exercise {
     this.output = element("pre", { className: "cw-exercise__output", hidden: true, tabIndex: 0 });
     this.output.setAttribute("aria-label", "运行的输出");
     this.notice = element("p", { className: "cw-exercise__notice", hidden: true });
+    this.download = element("p", { className: "cw-exercise__notice cw-exercise__download", hidden: true });
     this.hints = element("div", { className: "cw-exercise__hints" });
     this.answerBox = element("div", { className: "cw-exercise__answer", hidden: true });
     this.saveLine = element("p", { className: "cw-exercise__save" });
@@ -111,7 +116,7 @@ class Exercise {
     importButton.addEventListener("click", () => this.fileInput.click());
     this.fileInput.addEventListener("change", () => this.importFile());
     this.saveLine.append(this.saveText, " ", exportButton, " ", importButton, this.fileInput);
-    host.after(keys, this.notice, bar, this.verdict, this.output, this.hints, this.answerBox, this.saveLine);
+    host.after(keys, this.notice, bar, this.download, this.verdict, this.output, this.hints, this.answerBox, this.saveLine);
     if (this.record.code != null && this.record.starterSha !== this.root.dataset.starterSha &&
         this.record.code !== this.spec.starter) {
       this.notice.hidden = false;
@@ -172,8 +177,31 @@ class Exercise {
 
   // --- running ---------------------------------------------------------------------------
 
+  // Before Pyodide's first download on a metered connection: its size, and a button to go ahead.
+  async askDownload() {
+    const cost = downloadAccepted ? null : await downloadCost();
+    if (!cost) return false;
+    const go = element("button", { type: "button", className: "md-button md-button--primary" }, "下载并运行");
+    go.dataset.action = "download";
+    go.addEventListener("click", () => {
+      downloadAccepted = true;
+      this.download.hidden = true;
+      this.buttons.run.focus();
+      this.run();
+    });
+    this.download.replaceChildren(
+      `运行代码要先下载 Python 运行时 Pyodide（${cost.text}，这次访问只下载一次）。` +
+        "你的网络像是按流量计费的（移动网络或省流量模式）：确定要下载吗？ ",
+      go,
+    );
+    this.download.hidden = false;
+    go.focus();
+    return true;
+  }
+
   async run() {
     if (this.running) return;
+    if (await this.askDownload()) return;
     const hadFocus = this.root.contains(document.activeElement) && document.activeElement === this.buttons.run;
     this.running = true;
     this.record.ran = true;

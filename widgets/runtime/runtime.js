@@ -1,4 +1,4 @@
-// Widget runtime: one Python (Pyodide in a Web Worker) for the whole visit.
+// Widget runtime: one Python in a Web Worker for the whole visit, for the widgets' models.
 //
 // Widgets are pre-rendered at build time; this makes them live. A widget root
 // <div data-widget="NAME" data-ready="false"> is activated when it comes near the
@@ -6,6 +6,13 @@
 // (unless the view exports `python = false`), its mount(root, api) is called and
 // data-ready turns "true". The module survives Material's instant navigation, so
 // Python boots once per visit.
+//
+// Two runtimes run the same models (chooseRuntime says which, once per visit): Pyodide
+// (worker.js) on a desktop, MicroPython's WebAssembly port (mp_worker.js) on a phone, a slow
+// or metered connection or a small device, and wherever Pyodide fails to start. Exercises run
+// the student's code in CPython's semantics, so always on Pyodide: on the MicroPython path it
+// starts only when the student runs one, and on a metered connection exercise.js first says
+// what the download costs (downloadCost).
 //
 // Warm-up: once a page with widgets has loaded and the browser is idle, Python boots
 // in the background and the page's models are imported, so that a reader who spends a
@@ -15,12 +22,17 @@
 // Every call settles: with the model's dict, or with a WidgetError whose `kind`
 // says what went wrong and whose message is the plain Chinese a student reads.
 //
-// Exercises (exercise.js) run a student's code in the same Python with runExercise().
-// Stopping one ends the worker; where the device can afford it a spare Python is
-// already booted beside it (keepSpare), so the next run, and the widgets, carry on
-// in the spare at once instead of waiting for a cold start.
+// Exercises (exercise.js) run a student's code in Pyodide with runExercise(). Stopping one
+// ends the worker; where the device can afford it a spare Pyodide is already booted beside
+// it (keepSpare), so the next run, and the widgets, carry on in the spare at once instead
+// of waiting for a cold start.
 const WIDGETS_URL = new URL("../", import.meta.url);
-const WORKER_URL = new URL("./worker.js", import.meta.url);
+const WORKERS = {
+  pyodide: new URL("./worker.js", import.meta.url),
+  micropython: new URL("./mp_worker.js", import.meta.url),
+};
+const LABELS = { pyodide: "Pyodide", micropython: "MicroPython" };
+const OVERRIDE_KEY = "cw-runtime"; // localStorage: an author's ?runtime= choice, kept for the visit and after
 const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not from when it was queued
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
@@ -57,107 +69,252 @@ export class WidgetError extends Error {
   }
 }
 
-let worker = null;
-let booting = null; // Promise: Python is ready in `worker`
-let spare = null; // {own, up}: a second worker booting or booted, taken over by the next start
-let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
-let exercisesOnPage = false; // a Python booted now prepares the exercises' runner too
+// --- which Python runs the widgets ------------------------------------------------------------
+
+/**
+ * The widgets' runtime for a reader's browser: {name: "pyodide" | "micropython", why}. Pure, so
+ * that a test can hand it any browser; `env` is what runtimeEnvironment() reads:
+ * {override, coarse, screenMin, connection: {saveData, effectiveType, type}, memory}.
+ *
+ * Measured in Chromium: Pyodide is some 4.4 MB compressed to download and boots in about 3 s on
+ * a 2-core desktop; MicroPython's WebAssembly port is about 0.2 MB and boots in 0.26 s (0.54 s
+ * with the CPU 4× slower), and runs widget math about 12× slower than CPython, still tens of
+ * milliseconds a call for most widgets. A phone would spend seconds and megabytes on Pyodide
+ * before a widget moved; a desktop can afford it and gets the CPython that exercises use. So
+ * MicroPython wherever megabytes or seconds are dear: the reader saves data, the connection is
+ * cellular or slower than 4G, the device says it has under 4 GB, or it is a phone-sized touch
+ * screen (coarse pointer, shorter side under 768 CSS px: phones, not tablets).
+ */
+export function chooseRuntime(env) {
+  if (env.override === "pyodide" || env.override === "micropython") return { name: env.override, why: "override" };
+  const connection = env.connection || {};
+  if (connection.saveData) return { name: "micropython", why: "save-data" };
+  if (connection.type === "cellular") return { name: "micropython", why: "cellular" };
+  if (/^(slow-2g|2g|3g)$/.test(connection.effectiveType || "")) return { name: "micropython", why: "slow-connection" };
+  if (env.memory !== undefined && env.memory < 4) return { name: "micropython", why: "low-memory" };
+  if (env.coarse && env.screenMin < 768) return { name: "micropython", why: "phone" };
+  return { name: "pyodide", why: "desktop" };
+}
+
+/** What chooseRuntime reads from this browser. `?runtime=micropython|pyodide` in a page's URL
+ * forces a runtime (kept in localStorage for later visits); `?runtime=auto` forgets it. */
+export function runtimeEnvironment() {
+  let override = null;
+  try {
+    const asked = new URLSearchParams(location.search).get("runtime");
+    if (asked === "auto") localStorage.removeItem(OVERRIDE_KEY);
+    else if (asked) localStorage.setItem(OVERRIDE_KEY, asked);
+    override = localStorage.getItem(OVERRIDE_KEY);
+  } catch {
+    override = new URLSearchParams(location.search).get("runtime"); // storage disabled
+  }
+  const connection = navigator.connection;
+  return {
+    override,
+    coarse: window.matchMedia("(pointer: coarse)").matches,
+    screenMin: Math.min(screen.width, screen.height),
+    connection: connection && { saveData: connection.saveData, effectiveType: connection.effectiveType, type: connection.type },
+    memory: navigator.deviceMemory,
+  };
+}
+
+let choice = null; // chooseRuntime(runtimeEnvironment()), once per visit
+let fellBack = false; // Pyodide did not start on this visit and MicroPython did: widgets stay there
+
+function chosen() {
+  if (!choice) {
+    choice = chooseRuntime(runtimeEnvironment());
+    console.info(`widgets run on ${LABELS[choice.name]} (${choice.why})`);
+  }
+  return choice;
+}
+
+/** The runtime the widgets use now, and why: {name, why, fellBack}. */
+export function runtimeInfo() {
+  const { name, why } = chosen();
+  return fellBack ? { name: "micropython", why: "pyodide-failed", fellBack } : { name, why, fellBack };
+}
+
+// The reader asked to save data (Save-Data), or the connection is 2G: no download they did not ask for.
+function savingData() {
+  const connection = navigator.connection;
+  return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
+}
+
+// A connection the reader may pay for by the megabyte: cellular, Save-Data, or slower than 4G.
+function metered() {
+  const connection = navigator.connection;
+  return Boolean(connection && (connection.saveData || connection.type === "cellular" ||
+    /^(slow-2g|2g|3g)$/.test(connection.effectiveType || "")));
+}
+
+// --- the workers ---------------------------------------------------------------------------
+
 let sharedModules = null; // Promise: names of widgets/common/*.py (written by the build)
+let startupSizes = null; // Promise: widgets/runtime/runtimes.json (written by the build), or {}
+let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
+let exercisesOnPage = false; // a Pyodide booted now prepares the exercises' runner too
 let nextId = 1;
-const pending = new Map(); // id -> {widget, resolve, reject, limitMs, timer}
-const models = new Map(); // folder -> Promise: model imported in the current worker
-const progressListeners = new Set();
-let bootProgress = null; // the latest progress text while Python boots, for widgets activated meanwhile
+const pending = new Map(); // id -> {engine, widget, resolve, reject, limitMs, timer, onOutput, exercise}
 
 const folderOf = (name) => name.replaceAll("-", "_");
 
-function sharedModuleNames() {
-  sharedModules ??= fetch(new URL("shared-modules.json", WORKER_URL)).then((r) =>
-    r.ok ? r.json() : Promise.reject(new Error(`取不到 shared-modules.json（HTTP ${r.status}）`)),
+function fetchJSON(name) {
+  return fetch(new URL(name, WORKERS.pyodide)).then((r) =>
+    r.ok ? r.json() : Promise.reject(new Error(`取不到 ${name}（HTTP ${r.status}）`)),
   );
+}
+
+function sharedModuleNames() {
+  sharedModules ??= fetchJSON("shared-modules.json");
   sharedModules.catch(() => (sharedModules = null));
   return sharedModules;
 }
 
-// A worker booting Python: {own, up}. Its messages count only once it is `worker`; a spare's
-// own boot progress is not the page's news.
-function spawn(modules) {
-  const own = new Worker(WORKER_URL, { type: "module" });
-  const up = new Promise((resolve, reject) => {
-    let ready = false; // Python has started in `own`
-    setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
-    own.onmessage = ({ data }) => {
-      if (data.type === "ready") {
-        ready = true;
-        if (own === worker) bootProgress = null;
-        resolve();
-      } else if (data.type === "boot-error") reject(new Error(data.message));
-      else if (own !== worker) return; // a spare's boot, or a terminated worker's last words
-      else if (data.type === "progress") {
-        if (!ready) bootProgress = data.text;
-        progressListeners.forEach((fn) => fn(data.text));
-      } else if (data.type === "started") started(data.id);
-      else if (data.type === "output") pending.get(data.id)?.onOutput?.(data.stream, data.text);
-      else settle(data);
-    };
-    own.onerror = (event) => {
-      event.preventDefault();
-      reject(new Error(event.message || "Web Worker 无法启动"));
-    };
-  });
-  up.catch(() => {});
-  own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage });
-  return { own, up };
+function sizes() {
+  startupSizes ??= fetchJSON("runtimes.json").catch(() => ({})); // only for messages: never fatal
+  return startupSizes;
 }
 
-function startWorker() {
-  if (typeof WebAssembly !== "object") {
-    return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
+const sizeText = (bytes) => (bytes >= 1e6 ? `约 ${(bytes / 1e6).toFixed(1)} MB` : `约 ${Math.round(bytes / 1e3)} KB`);
+
+/**
+ * What starting Pyodide for an exercise downloads, when the reader should hear it first:
+ * {bytes, text} on a metered connection where Pyodide has not started on this visit, else null.
+ */
+export async function downloadCost() {
+  if (engines.pyodide.worker || !metered()) return null;
+  const bytes = (await sizes()).pyodide?.gzip;
+  return bytes ? { bytes, text: sizeText(bytes) } : { bytes: null, text: "几 MB" };
+}
+
+// One runtime's worker, booted on demand, with the models imported in it.
+class Engine {
+  constructor(name) {
+    this.name = name;
+    this.worker = null;
+    this.booting = null; // Promise: Python is ready in `worker`
+    this.spare = null; // {own, up}: a second worker booting or booted, taken over by the next start
+    this.models = new Map(); // folder -> Promise: model imported in the current worker
+    this.bootProgress = null; // the latest progress text while Python boots, for widgets activated meanwhile
+    this.progressListeners = new Set();
   }
-  return sharedModuleNames().then((modules) => {
-    const next = spare || spawn(modules); // the spare, booted or still booting, goes first
-    spare = null;
-    worker = next.own;
-    next.up.then(() => bootSpare(), () => {});
-    return next.up;
-  });
-}
 
-// The device can afford a second Python (some 50 MB) when it says it has 4 GB or more, or
-// says nothing (Safari), and the reader has not asked to save data.
-function canAffordSpare() {
-  const memory = navigator.deviceMemory;
-  return !savingData() && (memory === undefined || memory >= 4);
-}
-
-function bootSpare() {
-  if (!spareWanted || spare || !canAffordSpare() || !sharedModules) return;
-  sharedModules.then((modules) => {
-    if (spare || !spareWanted) return;
-    spare = spawn(modules);
-    spare.up.catch(() => {
-      if (spare) spare.own.terminate();
-      spare = null;
+  // A worker booting Python: {own, up}. Its messages count only once it is `worker`; a spare's
+  // own boot progress is not the page's news.
+  spawn(modules, size) {
+    const own = new Worker(WORKERS[this.name], { type: "module" });
+    const up = new Promise((resolve, reject) => {
+      let ready = false; // Python has started in `own`
+      setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
+      own.onmessage = ({ data }) => {
+        if (data.type === "ready") {
+          ready = true;
+          if (own === this.worker) this.bootProgress = null;
+          resolve();
+        } else if (data.type === "boot-error") reject(new Error(data.message));
+        else if (own !== this.worker) return; // a spare's boot, or a terminated worker's last words
+        else if (data.type === "progress") {
+          if (!ready) this.bootProgress = data.text;
+          this.progressListeners.forEach((fn) => fn(data.text));
+        } else if (data.type === "started") started(data.id);
+        else if (data.type === "output") pending.get(data.id)?.onOutput?.(data.stream, data.text);
+        else settle(data);
+      };
+      own.onerror = (event) => {
+        event.preventDefault();
+        reject(new Error(event.message || "Web Worker 无法启动"));
+      };
     });
-  });
+    up.catch(() => {});
+    own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size });
+    return { own, up };
+  }
+
+  start() {
+    if (typeof WebAssembly !== "object") {
+      return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
+    }
+    return Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
+      const bytes = known[this.name]?.gzip;
+      const next = this.spare || this.spawn(modules, bytes ? sizeText(bytes) : ""); // the spare goes first
+      this.spare = null;
+      this.worker = next.own;
+      next.up.then(() => this.bootSpare(), () => {});
+      return next.up;
+    });
+  }
+
+  // A second Pyodide (some 50 MB) for exercises, where the widgets' runtime is Pyodide too (a
+  // desktop) and the device says it has 4 GB or more, or says nothing (Safari), and the reader
+  // has not asked to save data.
+  canAffordSpare() {
+    const memory = navigator.deviceMemory;
+    return this.name === "pyodide" && widgetEngine() === this && !savingData() && (memory === undefined || memory >= 4);
+  }
+
+  bootSpare() {
+    if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
+    Promise.all([sharedModules, sizes()]).then(([modules]) => {
+      if (this.spare || !spareWanted) return;
+      this.spare = this.spawn(modules, "");
+      this.spare.up.catch(() => {
+        if (this.spare) this.spare.own.terminate();
+        this.spare = null;
+      });
+    });
+  }
+
+  boot() {
+    if (!this.booting) {
+      const attempt = this.start();
+      this.booting = attempt;
+      // A failed start is not cached: the next touch of a widget tries again.
+      attempt.catch(() => {
+        if (this.booting === attempt) this.restart(null, null);
+      });
+    }
+    return this.booting;
+  }
+
+  // Pages on GitHub cannot send the headers that Pyodide interrupts need (and MicroPython's
+  // port has none), so the only way to stop a runaway call is to end the worker and start a
+  // new one. The call that ran away gets `error`; calls that were only queued are replayed.
+  restart(culprit, error) {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.booting = null;
+    this.bootProgress = null;
+    this.models.clear();
+    for (const [id, job] of [...pending]) {
+      if (job.engine !== this) continue;
+      pending.delete(id);
+      clearTimeout(job.timer);
+      job.reject(id === culprit ? error : new WidgetError("replayed", job.widget, "Python restarted"));
+    }
+  }
+
+  request(widget, message, limitMs, onOutput = null) {
+    if (!this.worker) return Promise.reject(new WidgetError("replayed", widget, "Python restarted"));
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { engine: this, widget, resolve, reject, limitMs, timer: null, onOutput, exercise: message.type === "exercise" });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
 }
 
-/** Keep a spare Python booted beside the running one (an exercise's Stop then costs no cold start). */
+const engines = { pyodide: new Engine("pyodide"), micropython: new Engine("micropython") };
+
+function widgetEngine() {
+  return engines[fellBack ? "micropython" : chosen().name];
+}
+
+/** Keep a spare Pyodide booted beside the running one (an exercise's Stop then costs no cold start). */
 export function keepSpare() {
   spareWanted = true;
-  if (booting) booting.then(() => bootSpare(), () => {});
-}
-
-function boot() {
-  if (!booting) {
-    const attempt = startWorker();
-    booting = attempt;
-    // A failed start is not cached: the next touch of a widget tries again.
-    attempt.catch(() => {
-      if (booting === attempt) restart(null, null);
-    });
-  }
-  return booting;
+  const engine = engines.pyodide;
+  if (engine.booting) engine.booting.then(() => engine.bootSpare(), () => {});
 }
 
 // The worker has begun this call: only now does its time limit run.
@@ -168,7 +325,7 @@ function started(id) {
 
 function runaway(id) {
   const job = pending.get(id);
-  if (job) restart(id, new WidgetError("runaway", job.widget, job.limitMs / 1000));
+  if (job) job.engine.restart(id, new WidgetError("runaway", job.widget, job.limitMs / 1000));
 }
 
 function settle({ id, ok, result, kind, error }) {
@@ -178,7 +335,7 @@ function settle({ id, ok, result, kind, error }) {
   clearTimeout(job.timer);
   if (!ok && job.exercise && kind === "runtime") {
     job.reject(new WidgetError("broken", job.widget, error));
-    restart(null, null); // this Python is no longer to be trusted
+    job.engine.restart(null, null); // this Python is no longer to be trusted
     return;
   }
   if (!ok) {
@@ -192,60 +349,58 @@ function settle({ id, ok, result, kind, error }) {
   }
 }
 
-// Pages on GitHub cannot send the headers that Pyodide interrupts need, so the
-// only way to stop a runaway call is to end the worker and start a new one. The
-// call that ran away gets `error`; calls that were only queued are replayed.
-function restart(culprit, error) {
-  if (worker) worker.terminate();
-  worker = null;
-  booting = null;
-  bootProgress = null;
-  models.clear();
-  const jobs = [...pending];
-  pending.clear();
-  for (const [id, job] of jobs) {
-    clearTimeout(job.timer);
-    job.reject(id === culprit ? error : new WidgetError("replayed", job.widget, "Python restarted"));
-  }
-}
-
-function request(widget, message, limitMs, onOutput = null) {
-  if (!worker) return Promise.reject(new WidgetError("replayed", widget, "Python restarted"));
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { widget, resolve, reject, limitMs, timer: null, onOutput, exercise: message.type === "exercise" });
-    worker.postMessage({ id, ...message });
-  });
-}
-
-async function ready(widget) {
+// The widgets' Python, booted: where Pyodide was chosen by the rule (not by an author's override)
+// and fails to start, the widgets fall back to MicroPython for the rest of the visit.
+async function widgetReady(widget, onProgress) {
+  const boot = async (engine) => {
+    if (!onProgress) return engine.boot();
+    engine.progressListeners.add(onProgress);
+    if (engine.bootProgress) onProgress(engine.bootProgress); // a warm-up already under way
+    try {
+      return await engine.boot();
+    } finally {
+      engine.progressListeners.delete(onProgress);
+    }
+  };
+  const engine = widgetEngine();
   try {
-    await boot();
+    await boot(engine);
+    return engine;
   } catch (error) {
-    throw new WidgetError("runtime", widget, error.message);
+    if (engine.name !== "pyodide" || chosen().why === "override") throw new WidgetError("runtime", widget, error.message);
+    console.warn(`Pyodide did not start (${error.message}); the widgets fall back to MicroPython`);
+    try {
+      await boot(engines.micropython);
+    } catch (fallbackError) {
+      throw new WidgetError("runtime", widget, `${error.message}；MicroPython：${fallbackError.message}`);
+    }
+    fellBack = true;
+    return engines.micropython;
   }
 }
 
-async function loadModel(widget) {
-  await ready(widget);
+// The engine in which widgets/<name>/model.py is imported; onProgress hears its boot.
+async function loadModel(widget, onProgress = null) {
+  const engine = await widgetReady(widget, onProgress);
   const folder = folderOf(widget);
-  if (!models.has(folder)) {
+  if (!engine.models.has(folder)) {
     const url = new URL(`${folder}/model.py`, WIDGETS_URL).href;
-    const loading = request(widget, { type: "load", folder, url }, LOAD_TIMEOUT_MS);
+    const loading = engine.request(widget, { type: "load", folder, url }, LOAD_TIMEOUT_MS);
     loading.catch(() => {
-      if (models.get(folder) === loading) models.delete(folder);
+      if (engine.models.get(folder) === loading) engine.models.delete(folder);
     });
-    models.set(folder, loading);
+    engine.models.set(folder, loading);
   }
-  return models.get(folder);
+  await engine.models.get(folder);
+  return engine;
 }
 
 /** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
 export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
   for (let replay = 0; ; replay++) {
     try {
-      await loadModel(name);
-      return await request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+      const engine = await loadModel(name);
+      return await engine.request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
     } catch (error) {
       // Another widget's runaway restarted Python while this call waited: send it again.
       if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) throw error;
@@ -256,24 +411,31 @@ export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
 let exerciseJob = null; // the id of the exercise run in progress
 
 /**
- * Run a student's code in Python, then its check. `spec`: {title (for messages), code, given
+ * Run a student's code in Pyodide, then its check. `spec`: {title (for messages), code, given
  * (JSON text), check (JSON text: source, file, line, cases), limitMs, onOutput(stream, text),
  * onBoot(text) (Python's start-up progress)}. Resolves to {ran, error, verdict}
  * (widgets/runtime/run_exercise.py); rejects with a WidgetError: "runtime" (Python did not
  * start), "runaway" (the time limit), "stopped" (stopExercise), "broken" (Python failed).
  */
 export async function runExercise({ title, code, given, check, limitMs, onOutput, onBoot }) {
-  if (onBoot) progressListeners.add(onBoot);
+  const engine = engines.pyodide;
+  exercisesOnPage = true; // a Pyodide first booted for this run prepares the runner at once
+  if (onBoot) {
+    engine.progressListeners.add(onBoot);
+    if (engine.bootProgress) onBoot(engine.bootProgress);
+  }
   try {
-    await ready(title);
+    await engine.boot();
+  } catch (error) {
+    throw new WidgetError("runtime", title, error.message);
   } finally {
-    if (onBoot) progressListeners.delete(onBoot);
+    if (onBoot) engine.progressListeners.delete(onBoot);
   }
   onBoot?.("运行中…");
   const id = nextId; // request() takes this id
   exerciseJob = id;
   try {
-    return await request(title, { type: "exercise", code, given, check }, limitMs, onOutput);
+    return await engine.request(title, { type: "exercise", code, given, check }, limitMs, onOutput);
   } finally {
     if (exerciseJob === id) exerciseJob = null;
   }
@@ -282,14 +444,9 @@ export async function runExercise({ title, code, given, check, limitMs, onOutput
 /** End the exercise run in progress now: its Python is terminated (the spare takes over). */
 export function stopExercise() {
   const job = exerciseJob && pending.get(exerciseJob);
-  if (job) restart(exerciseJob, new WidgetError("stopped", job.widget, ""));
+  if (job) job.engine.restart(exerciseJob, new WidgetError("stopped", job.widget, ""));
 }
 
-/**
- * Write a model's state into the pre-rendered DOM. `state.out` maps data-out
- * names to text (keys starting with "data-" set attributes on the root);
- * `state.rows` does the same inside each [data-row="..."].
- */
 export function fill(root, state) {
   const put = (scope, values, isRow) => {
     for (const [key, value] of Object.entries(values || {})) {
@@ -391,9 +548,8 @@ function activate(root) {
       const view = await importView(name, title);
       const python = view.python !== false;
       if (python) {
-        progressListeners.add(onProgress);
-        if (bootProgress) onProgress(bootProgress); // a warm-up already under way
-        await loadModel(name);
+        const engine = await loadModel(name, onProgress);
+        root.dataset.runtime = engine.name; // which Python answers this widget (for authors and tests)
       }
       const api = {
         params: JSON.parse(root.dataset.params),
@@ -429,17 +585,9 @@ function activate(root) {
       root.dataset.failed = "true";
       root.cwActivation = null;
       armWake(root);
-    } finally {
-      progressListeners.delete(onProgress);
     }
   })();
   return root.cwActivation;
-}
-
-// The reader asked to save data (Save-Data), or the connection is 2G: no download they did not ask for.
-function savingData() {
-  const connection = navigator.connection;
-  return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
 }
 
 function whenLoadedAndIdle(fn) {
@@ -461,7 +609,9 @@ function warmUp(roots, exercises) {
   if (savingData()) return;
   whenLoadedAndIdle(async () => {
     if (warming !== roots) return; // the reader has already moved to another page
-    if (exercises) boot().catch(() => {}); // an exercise's first run then starts at once
+    // An exercise's first run then starts at once; not on the MicroPython path, where Pyodide
+    // is downloaded only when the student runs one.
+    if (exercises && widgetEngine() === engines.pyodide) engines.pyodide.boot().catch(() => {});
     const names = [...new Set(roots.map((root) => root.dataset.widget))];
     const views = await Promise.all(names.map((name) => importView(name, name).catch(() => null)));
     if (warming !== roots) return;

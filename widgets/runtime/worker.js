@@ -1,6 +1,7 @@
 // The widgets' Python: one Pyodide, started once per visit, in this module worker.
-// Messages in:  {type: "boot", sharedModules, exercises}    start Python, import widgets/common/*.py
-//                                                            (and run_exercise.py when exercises)
+// Messages in:  {type: "boot", sharedModules, exercises, size}  start Python, import widgets/common/*.py
+//                                                            (and run_exercise.py when exercises);
+//                                                            size: what the download costs, as text
 //               {id, type: "load", folder, url}              import widgets/<folder>/model.py
 //               {id, type: "call", folder, fn, params}       run model.fn(params) -> dict
 //               {id, type: "exercise", code, given, check}   run a student's code, then its check
@@ -55,8 +56,8 @@ async function checkCoreFiles() {
   await Promise.all(["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", STDLIB].map(check));
 }
 
-async function boot(sharedModules) {
-  progress("下载 Python 运行时（Pyodide，只需一次）…");
+async function boot(sharedModules, size) {
+  progress(`下载 Python 运行时（Pyodide${size ? `，${size}` : ""}，只需一次）…`);
   // The small Python files travel while Pyodide downloads.
   const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
     .map((url) => fetchText(url)));
@@ -140,7 +141,7 @@ function describe(error) {
 
 self.onmessage = async ({ data }) => {
   if (data.type === "boot") {
-    booted ??= boot(data.sharedModules).catch((error) => {
+    booted ??= boot(data.sharedModules, data.size).catch((error) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });
       throw error;
     });

@@ -1,0 +1,111 @@
+// The widgets' Python on the light path: MicroPython's WebAssembly port (about 0.2 MB), in this
+// module worker. Same messages as worker.js for widget calls (runtime.js picks the worker):
+// Messages in:  {type: "boot", sharedModules, size}       start MicroPython, write widgets/common/*.py
+//               {id, type: "load", folder, url}          import widgets/<folder>/model.py
+//               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
+// Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
+//               {type: "started", id}   (the call's time limit starts now)
+//               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result", error}
+// Exercises never come here: they run the student's code on Pyodide (worker.js).
+// A runaway call is stopped as under Pyodide: runtime.js terminates this worker.
+const INDEX_URL = new URL("../../assets/vendor/micropython/", import.meta.url).href;
+const COMMON_URL = new URL("../common/", import.meta.url);
+const BRIDGE_URL = new URL("./mp_bridge.py", import.meta.url);
+const HOME = "/widgets";
+// The heap MicroPython starts with; it grows when a model needs more (the pyscript variant).
+const HEAP_BYTES = 4 * 1024 * 1024;
+
+let mp;
+let bridge; // mp_bridge.py: load(module), call(module, fn, params_json)
+let booted = null;
+
+const progress = (text) => postMessage({ type: "progress", text });
+
+async function fetchText(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
+  return response.text();
+}
+
+async function checkWasm() {
+  let response;
+  try {
+    response = await fetch(INDEX_URL + "micropython.wasm", { method: "HEAD" });
+  } catch {
+    throw new Error("取不到 micropython.wasm");
+  }
+  if (!response.ok) throw new Error(`取不到 micropython.wasm（HTTP ${response.status}）`);
+}
+
+async function boot(sharedModules, size) {
+  progress(`下载 Python 运行时（MicroPython${size ? `，${size}` : ""}，只需一次）…`);
+  const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
+    .map((url) => fetchText(url)));
+  sources.catch(() => {}); // awaited below; a failure is reported there
+  // Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at once, with its name.
+  const [{ loadMicroPython }] = await Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]);
+  progress("启动 Python…");
+  mp = await loadMicroPython({
+    url: INDEX_URL + "micropython.wasm",
+    heapsize: HEAP_BYTES,
+    stdout: (line) => console.log(line),
+    stderr: (line) => console.error(line),
+  });
+  const [bridgeSource, ...shared] = await sources;
+  mp.FS.mkdir(HOME);
+  mp.FS.writeFile(`${HOME}/_cw_mp_bridge.py`, bridgeSource);
+  sharedModules.forEach((name, i) => mp.FS.writeFile(`${HOME}/${name}.py`, shared[i]));
+  mp.runPython(`import sys\nsys.path.insert(0, "${HOME}")`);
+  bridge = mp.pyimport("_cw_mp_bridge");
+  postMessage({ type: "ready" });
+}
+
+async function handle({ id, type, folder, url, fn, params }) {
+  const module = `${folder}_model`;
+  if (type === "load") {
+    progress("载入组件的 Python 模型…");
+    mp.FS.writeFile(`${HOME}/${module}.py`, await fetchText(url));
+    postMessage({ type: "started", id });
+    bridge.load(module);
+    return "null";
+  }
+  if (type === "call") {
+    postMessage({ type: "started", id });
+    const text = bridge.call(module, fn, params);
+    try {
+      JSON.parse(text); // MicroPython writes NaN and infinity as nan and inf, which are not JSON
+    } catch {
+      const error = new Error(`ResultNotJSON: ${module}.${fn} returned ${text.slice(0, 120)}`);
+      error.kind = "result";
+      throw error;
+    }
+    return text;
+  }
+  throw new Error(`unknown message type ${type} (MicroPython runs widgets only)`);
+}
+
+// A Python traceback's last line ("ValueError: ...") says what happened; the rest goes to the console.
+function describe(error) {
+  const text = String(error && error.message ? error.message : error);
+  const lines = text.trim().split("\n");
+  const last = lines[lines.length - 1];
+  if (lines.length > 1) console.error(text);
+  const result = error.kind === "result" || /^(_cw_mp_bridge\.)?ResultNotJSON\b/.test(last);
+  return { kind: result ? "result" : "model", error: last };
+}
+
+self.onmessage = async ({ data }) => {
+  if (data.type === "boot") {
+    booted ??= boot(data.sharedModules, data.size).catch((error) => {
+      postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });
+      throw error;
+    });
+    return;
+  }
+  try {
+    await booted;
+    postMessage({ id: data.id, ok: true, result: await handle(data) });
+  } catch (error) {
+    postMessage({ id: data.id, ok: false, ...describe(error) });
+  }
+};
