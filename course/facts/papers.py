@@ -29,7 +29,8 @@ def shazeer_facts(paper):
     return {**by, "std": {k: r.get("std") for k, r in rows.items()},
             "ranked": sorted(by, key=by.get), "largest_std": max(r.get("std") or 0 for r in rows.values()),
             "smallest_std": min(r["std"] for r in rows.values() if r.get("std")),
-            "steps": paper["steps"], "model": paper["model"], "table": paper["table"], "paper": paper["paper"]}
+            "widths": paper["widths"], "steps": paper["steps"], "model": paper["model"], "table": paper["table"],
+            "paper": paper["paper"]}
 
 
 def warmup_facts(xiong):
