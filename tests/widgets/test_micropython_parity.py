@@ -49,6 +49,9 @@ GRID = {  # model -> params to compare (the default first)
     "ffn-shape": [{}, {"scale": "small"}, {"T": 3}],
     "residual-paths": [{}, {"w": [-0.3, 0.7, 1.0], "path": "101"}, {"w": [0.0, -1.0, 0.2], "path": "111"}],
     "skip-mechanism": [{}],
+    "activation-curves": [{}, {"x": 2.5, "curves": ["silu", "relu"]}, {"x": -0.7517915246935645}, {"x": 0.0, "curves": []}],
+    "gated-neuron": [{}, {"activation": "none", "gate": [1.0, 1.0, 0.0], "up": [-1.0, -1.0, 2.0]},
+                     {"gate": [1.0, 1.0, 0.0], "up": [-1.0, -1.0, 2.0]}, {"activation": "sigmoid", "gate": [-2.0, 0.75, -1.25]}],
     "residual-evidence": [{}],
 }
 

@@ -11,9 +11,7 @@ Standard library only, in the subset every runtime runs (CPython, Pyodide, Micro
 import math
 
 from numfmt import MINUS, num
-
-# (review, p, n, target y): p = 好/难 is 好, n = 不 is present. Positive iff exactly one holds.
-REVIEWS = [("好吃", 1, 0, 1), ("不好吃", 1, 1, 0), ("难吃", 0, 0, 0), ("不难吃", 0, 1, 1)]
+from reviews import REVIEWS  # (review, p, n, target y): positive iff exactly one of p, n holds
 FEATURES = ("p", "n")
 
 # The hand-built network. Only neuron 2's bias moves (the slider); everything else is fixed.

@@ -7,9 +7,7 @@ y_hat(1,0) + y_hat(0,1) == y_hat(1,1) + y_hat(0,0) for every a, b, c.
 Standard library only: the same file runs in CPython (build, tests) and Pyodide.
 """
 from numfmt import num
-
-# (review, p, n, target y): the four reviews of the same apple.
-REVIEWS = [("好吃", 1, 0, 1), ("不好吃", 1, 1, 0), ("难吃", 0, 0, 0), ("不难吃", 0, 1, 1)]
+from reviews import REVIEWS  # (review, p, n, target y): the four reviews of the same apple
 
 # First state: "read only p" (a = 1), right on 好吃 / 难吃, wrong on the negated two.
 PARAMS = {"a": 1.0, "b": 0.0, "c": 0.0}
