@@ -4,7 +4,7 @@ One module per data source, each with `facts(data) -> dict` of top-level names t
 Jinja reads as `facts.NAME...`:
 
     anchor.py      data/anchor-model.json        facts.anchor
-    frontier.py    data/frontier-models.json     facts.gpt2, facts.deepseek67b, facts.clamps
+    frontier.py    data/frontier-models.json     facts.gpt2, facts.deepseek67b, facts.llama2_7b, facts.clamps
     papers.py      data/papers.json              facts.papers
     numerics.py    number formats themselves     facts.silu10_times10, facts.fp16
     real_model.py  data/real-model/ (lab/)       facts.real (None before the first export)

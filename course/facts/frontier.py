@@ -22,12 +22,39 @@ def swiglu_width_facts(entry):
             "multiple_of_256": h % 256 == 0 and h - eight_thirds < 256}
 
 
+def llama_width(d, rule):
+    """Meta's FeedForward: int(2 * 4d / 3), rounded up to a multiple of 256. llama_width(4096, rule) -> 11008"""
+    h = rule["scale_num"] * rule["multiple_of_dim"] * d // rule["scale_den"]  # int() of a positive quotient
+    m = rule["multiple_of"]
+    return m * ((h + m - 1) // m)
+
+
+def llama_facts(entry):
+    """Llama 2 7B: its config's width against the rule in Meta's code, and the weights per FFN."""
+    rule = {k: entry["ffn_width_rule"][k] for k in ("multiple_of_dim", "scale_num", "scale_den", "multiple_of")}
+    out = swiglu_width_facts(entry)
+    d, h = out["d"], out["d_ff"]
+    out.update({"rule": rule, "rule_width": llama_width(d, rule),
+                "plain_d_ff": rule["multiple_of_dim"] * d,
+                "swiglu_weights": 3 * d * h, "plain_weights": 2 * d * rule["multiple_of_dim"] * d})
+    return out
+
+
+def clamped_form(entry):
+    """A config's clamped SwiGLU: the limit and the form around it (data/frontier-models.json "swiglu")."""
+    s = entry["swiglu"]
+    return {"name": entry["name"], "limit": entry["config"]["swiglu_limit"], "alpha": s["alpha"],
+            "linear_bias": s["linear_bias"], "gate_clamp": s["gate_clamp"], "linear_clamp": s["linear_clamp"]}
+
+
 def clamp_facts(frontier):
     kimi = frontier["kimi-k3"]["config"]
     beta_gate, beta_linear = kimi["activation_situ_beta"], kimi["activation_situ_linear_beta"]
     return {
         "gpt_oss_limit": frontier["gpt-oss"]["config"]["swiglu_limit"],
         "deepseek_v4_limit": frontier["deepseek-v4"]["config"]["swiglu_limit"],
+        # The two forms in the order a page lists them (a list: every runtime keeps it).
+        "forms": [dict(clamped_form(frontier[k]), key=k) for k in ("gpt-oss", "deepseek-v4")],
         "kimi_beta_gate": beta_gate,
         "kimi_beta_linear": beta_linear,
         "kimi_bound": beta_gate * beta_linear,
@@ -39,4 +66,5 @@ def facts(data):
     frontier = data["frontier-models"]
     return {"gpt2": gpt2_facts(frontier["gpt2-small"]),
             "deepseek67b": swiglu_width_facts(frontier["deepseek-llm-67b"]),
+            "llama2_7b": llama_facts(frontier["llama-2-7b"]),
             "clamps": clamp_facts(frontier)}

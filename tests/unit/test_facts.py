@@ -103,3 +103,24 @@ def test_our_models_ffn_shapes():
     assert s["plain_4d_per_layer"] == 524_288 and round(100 * s["swiglu_over_plain_4d"], 1) == 0.8
     assert (s["d_ff_multiple"], s["d_ff_units"], s["d_ff_is_nearest_multiple"]) == (16, 43, True)
     assert ffn_shapes(256, 696, 1044)["d_ff_is_nearest_multiple"] is False  # 8 x 87; 680 is nearer 682.7
+
+
+def test_llama_2_7b_follows_metas_width_rule(facts):
+    """meta-llama/llama llama/model.py (689c7f2): int(2 * 4d / 3) = 10,922, rounded up to 256s = 11,008 = the config's."""
+    llama = facts["llama2_7b"]
+    assert (llama["d"], llama["d_ff"], llama["plain_d_ff"]) == (4096, 11008, 16384)
+    assert llama["rule"] == {"multiple_of_dim": 4, "scale_num": 2, "scale_den": 3, "multiple_of": 256}
+    assert llama["rule_width"] == llama["d_ff"] == 256 * -(-int(2 * 16384 / 3) // 256)
+    assert round(llama["eight_thirds"], 2) == 10922.67 and llama["ffn_ratio"] == 2.6875
+    assert (llama["swiglu_weights"], llama["plain_weights"]) == (135_266_304, 134_217_728)
+
+
+def test_the_clamped_swiglu_forms(facts):
+    """gpt-oss: gate <= 7, linear in [-7, 7] plus 1, alpha 1.702; DeepSeek-V4: gate <= 10, up in [-10, 10], plain SiLU."""
+    gpt_oss, v4 = facts["clamps"]["forms"]
+    assert (gpt_oss["key"], gpt_oss["name"], gpt_oss["limit"], gpt_oss["alpha"], gpt_oss["linear_bias"]) == \
+        ("gpt-oss", "gpt-oss-120b", 7.0, 1.702, 1)
+    assert (v4["key"], v4["name"], v4["limit"], v4["alpha"], v4["linear_bias"]) == ("deepseek-v4", "DeepSeek-V4", 10.0, 1, 0)
+    for form in (gpt_oss, v4):
+        assert (form["gate_clamp"], form["linear_clamp"]) == ("max only", "symmetric")
+    assert (gpt_oss["limit"], v4["limit"]) == (facts["clamps"]["gpt_oss_limit"], facts["clamps"]["deepseek_v4_limit"])
