@@ -31,6 +31,21 @@ def scratch_project(tmp_path):
     return copy
 
 
+@pytest.fixture
+def unwritten_l4(scratch_project):
+    """The scratch copy with lesson c4/l4 back to `planned` and its files gone: the authors' tests
+    start a lesson there as an author starts one that does not exist yet."""
+    import json
+    outline = scratch_project / "data" / "course.json"
+    data = json.loads(outline.read_text(encoding="utf-8"))
+    entry = next(l for c in data["chapters"] for l in c.get("lessons", []) if l["id"] == "c4/l4")
+    entry["status"] = "planned"
+    outline.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    (scratch_project / "lessons" / "c4" / "l4-gating.md").unlink(missing_ok=True)
+    shutil.rmtree(scratch_project / "exercises" / "c4" / "l4", ignore_errors=True)
+    return scratch_project
+
+
 @pytest.fixture(scope="session")
 def served_site(tmp_path_factory):
     """The site built for and served at http://127.0.0.1:PORT/course/ (a Pages-like sub-path)."""

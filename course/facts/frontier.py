@@ -1,6 +1,8 @@
 """Frontier models' official configs (data/frontier-models.json): widths, init and clamps."""
 import math
 
+from ..widgets import load_model
+
 
 def gpt2_facts(entry):
     c = entry["config"]
@@ -22,19 +24,12 @@ def swiglu_width_facts(entry):
             "multiple_of_256": h % 256 == 0 and h - eight_thirds < 256}
 
 
-def llama_width(d, rule):
-    """Meta's FeedForward: int(2 * 4d / 3), rounded up to a multiple of 256. llama_width(4096, rule) -> 11008"""
-    h = rule["scale_num"] * rule["multiple_of_dim"] * d // rule["scale_den"]  # int() of a positive quotient
-    m = rule["multiple_of"]
-    return m * ((h + m - 1) // m)
-
-
 def llama_facts(entry):
     """Llama 2 7B: its config's width against the rule in Meta's code, and the weights per FFN."""
     rule = {k: entry["ffn_width_rule"][k] for k in ("multiple_of_dim", "scale_num", "scale_den", "multiple_of")}
     out = swiglu_width_facts(entry)
     d, h = out["d"], out["d_ff"]
-    out.update({"rule": rule, "rule_width": llama_width(d, rule),
+    out.update({"rule": rule, "rule_width": load_model("gate-width").llama_width(d, rule),  # the widget's rule, the one copy
                 "plain_d_ff": rule["multiple_of_dim"] * d,
                 "swiglu_weights": 3 * d * h, "plain_weights": 2 * d * rule["multiple_of_dim"] * d})
     return out

@@ -25,7 +25,8 @@ def test_a_lesson_file_missing_from_the_outline_fails(scratch_project):
                        "lessons/c4/l9-extra.md: is not in the course outline")
 
 
-def test_a_written_entry_without_its_file_fails(scratch_project):
+def test_a_written_entry_without_its_file_fails(unwritten_l4):
+    scratch_project = unwritten_l4
     data = outline_json(scratch_project)
     data["chapters"][2]["lessons"][3]["status"] = "written"  # c4/l4, whose file does not exist yet
     (scratch_project / "data" / "course.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
@@ -82,7 +83,8 @@ def test_links_follow_the_outline(site_dir):
     assert not [h for h in nav if "authors" in h], "the authors' pages stay out of the students' nav"
 
 
-def test_a_draft_builds_for_review_but_stays_out_of_the_course(scratch_project):
+def test_a_draft_builds_for_review_but_stays_out_of_the_course(unwritten_l4):
+    scratch_project = unwritten_l4
     made = subprocess.run([sys.executable, "-m", "course", "new", "lesson", "c4/l4-gating", "--draft"],
                           cwd=scratch_project, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr

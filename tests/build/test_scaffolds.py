@@ -17,7 +17,8 @@ def course(project, *args):
     return subprocess.run([sys.executable, "-m", "course", *args], cwd=project, capture_output=True, text=True)
 
 
-def test_new_lesson_widget_and_exercise(scratch_project):
+def test_new_lesson_widget_and_exercise(unwritten_l4):
+    scratch_project = unwritten_l4
     made = course(scratch_project, "new", "lesson", "c4/l4-gating", "--our-model", "--question", "FFN 为什么要三个矩阵？")
     assert made.returncode == 0, made.stderr
     made = course(scratch_project, "new", "widget", "demo-dial")

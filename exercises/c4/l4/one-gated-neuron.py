@@ -1,0 +1,76 @@
+# %% exercise
+# title: 一个门控神经元分开四句评价
+# time_limit: 3
+
+# %% task
+# ③ 第一步证明了：一个 ReLU 神经元 $w \cdot \mathrm{ReLU}(a p + b n + c)$ 分不开四句评价。现在换成**两个线性读数相乘**：
+#
+# - `gate(p, n)`：门这一路的读数，形如 $a_g p + b_g n + c_g$；
+# - `up(p, n)`：另一路的读数，形如 $a_u p + b_u n + c_u$。
+#
+# 选好这 6 个数，让 `gate(p, n) * up(p, n)` 在四句评价上都等于目标：{% for name, p, n, y in model("gated-neuron").REVIEWS %}「{{ name }}」$(p, n) = ({{ p }}, {{ n }})$ 目标 {{ y }}{{ "；" if not loop.last else "。" }}{% endfor %}两个函数都必须是**线性读数**（检查会在 0、1 以外的点上核对这一点），不许用 `if`、`abs`、`max` 之类绕开。
+
+# %% starter
+def gate(p, n):
+    return 1.0 * p + 0.0 * n + 0.0
+
+
+def up(p, n):
+    return 0.0 * p + 1.0 * n + 0.0
+
+
+for p, n in [(1, 0), (1, 1), (0, 0), (0, 1)]:
+    print((p, n), gate(p, n) * up(p, n))
+
+# %% answer
+def gate(p, n):
+    return 1.0 * p - 1.0 * n
+
+
+def up(p, n):
+    return 1.0 * p - 1.0 * n
+
+
+for p, n in [(1, 0), (1, 1), (0, 0), (0, 1)]:
+    print((p, n), gate(p, n) * up(p, n))
+
+# %% cases
+reviews = model("gated-neuron").REVIEWS
+cases = [["review", name, p, n] for name, p, n, _ in reviews] + [["linear", "gate"], ["linear", "up"]]
+expected = [float(y) for _, _, _, y in reviews] + [True, True]
+
+# %% check
+defines = ["gate", "up"]
+# Points off the four reviews: a linear reading a*p + b*n + c is pinned by its values at
+# (0, 0), (1, 0), (0, 1), and must give the same plane there.
+PROBES = [(0.5, 0.25), (2.0, -1.0), (-1.5, 3.0)]
+
+
+def is_linear(f):
+    c = f(0, 0)
+    a, b = f(1, 0) - c, f(0, 1) - c
+    return all(abs(f(p, n) - (a * p + b * n + c)) < 1e-9 for p, n in PROBES)
+
+
+def result(you, case):
+    if case[0] == "review":
+        _, name, p, n = case
+        return float(you.gate(p, n) * you.up(p, n))
+    return is_linear(you.gate if case[1] == "gate" else you.up)
+
+
+def show(case):
+    if case[0] == "review":
+        return f"「{case[1]}」的 gate({case[2]}, {case[3]}) * up({case[2]}, {case[3]})"
+    return f"{case[1]} 是不是线性读数"
+
+
+# %% hint
+# 目标是 $p + n - 2pn$。把 $(a_g p + b_g n + c_g)(a_u p + b_u n + c_u)$ 展开，会出现 $p^2$、$n^2$、$pn$ 这几项。
+
+# %% hint
+# $p$、$n$ 只取 0 和 1，所以 $p^2 = p$、$n^2 = n$。试试两路都取同一个读数：$(p - n)^2$ 展开是多少？
+
+# %% hint
+# {%- set gn = model("gated-neuron") %}
+# 两路都读 $p - n$ 就行：$(p - n)^2 = p + n - 2pn$。组件里「精确解」给的是另一组：门读 $p + n$、另一路读 $2 - p - n$，它们的乘积在四句评价上也一样。
