@@ -24,7 +24,7 @@ and the Frobenius norm of dL/dW2 for every sub-layer: the parameter gradient Xio
 import math
 
 from rng import Rng
-from vec import dots, transpose
+from vec import add_outer, dots, transpose
 
 WIDTH = 16          # the stream's width d: small, so Python in the browser stays quick
 SAMPLES = 4         # input vectors pushed through together
@@ -33,6 +33,9 @@ EPS = 1e-12
 PLACES = ("none", "pre", "post", "output")
 
 _draws = {}  # seed -> (rng, [(w1, w1 columns, w2, w2 columns) per sub-layer]), extended as depth grows
+_forwards = {}  # (seed, residual, place, relu, scale) -> the forward pass of every sample (forward())
+_forward_keys = []  # those keys, oldest first
+FORWARDS = 12  # forward passes kept, the least recently used dropped first (under 1 MB each at 128 sub-layers)
 
 
 def base_layers(n_sub, seed=0):
@@ -107,28 +110,29 @@ def norm_backward(g, y, r):
     return [(p - q * d) / r for p, q in zip(g, y)]
 
 
-def simulate(depth, residual=True, place="pre", init="unit", activation="relu", seed=0, final_norm=False):
-    """Forward and backward through the stack.
-
-    Returns {"rms": [after embedding, after write 1, ...] (2 * depth + 1 values),
-             "grad": [at layer 1's input, ..., at layer depth's input, at the output] (depth + 1),
-             "wgrad": [|dL/dW2| of sub-layer 1, ..., of sub-layer 2 * depth]},
-    rms and grad averaged over the samples, grad relative to the output's.
-    """
-    if place not in PLACES:
-        raise ValueError("place must be one of %s, got %s" % (list(PLACES), place))
-    n_sub = 2 * depth
+def forward(n_sub, residual, place, scale, relu, seed):
+    """The forward pass through the first n_sub sub-layers, for every sample: per sample, the
+    stream's size after every write ("sizes") and what the backward pass reads at each sub-layer
+    ("steps": the normalised input under "pre", the activations, the normalised output under
+    "output", the stream after the write). Sub-layer k's weights do not depend on the depth, so
+    with the same scale a deeper stack's pass begins with a shallower one's: it is kept
+    (FORWARDS of them) and extended, and a slider dragged deeper only computes the new layers."""
+    key = (seed, residual, place, relu, scale)
+    fw = _forwards.get(key)
+    if fw is None:
+        if len(_forward_keys) >= FORWARDS:
+            del _forwards[_forward_keys.pop(0)]
+        xs, _ = inputs()
+        fw = {"steps": [[] for _ in xs], "sizes": [[size(x)] for x in xs], "x": xs}
+        _forwards[key] = fw
+    else:
+        _forward_keys.remove(key)
+    _forward_keys.append(key)
     layers = base_layers(n_sub, seed)
-    scale = write_scale(n_sub, init)
-    relu = activation == "relu"
-    xs, u = inputs()
-    rms_sum = [0.0] * (n_sub + 1)
-    grad_sq = [0.0] * (depth + 1)
-    wgrad = [[[0.0] * WIDTH for _ in range(WIDTH)] for _ in range(n_sub)]
-    for x in xs:
-        cache = []
-        rms_sum[0] += size(x)
-        for k in range(n_sub):
+    R = range(WIDTH)
+    for s in range(SAMPLES):
+        steps, sizes, x = fw["steps"][s], fw["sizes"][s], fw["x"][s]
+        for k in range(len(steps), n_sub):
             _, w1t, _, w2t = layers[k]
             h, r_in = norm_forward(x) if place == "pre" else (x, 1.0)
             z = dots(h, w1t)
@@ -137,43 +141,75 @@ def simulate(depth, residual=True, place="pre", init="unit", activation="relu", 
             if scale != 1.0:
                 f = [v * scale for v in f]
             fo, r_f = norm_forward(f) if place == "output" else (f, 1.0)
-            s = [p + q for p, q in zip(x, fo)] if residual else fo
-            y, r_s = norm_forward(s) if place == "post" else (s, 1.0)
-            cache.append((h, r_in, z, a, fo, r_f, y, r_s))
-            x = y
-            rms_sum[k + 1] += size(x)
+            x_in = x
+            x = [x_in[i] + fo[i] for i in R] if residual else fo
+            r_s = 1.0
+            if place == "post":
+                x, r_s = norm_forward(x)
+            # what the backward pass reads; a (not z) holds ReLU's mask: a > 0 exactly where z > 0
+            steps.append((h if place == "pre" else None, r_in, a, fo if place == "output" else None, r_f, x, r_s))
+            sizes.append(size(x))
+        fw["x"][s] = x
+    return fw
+
+
+def simulate(depth, residual=True, place="pre", init="unit", activation="relu", seed=0, final_norm=False,
+             weight_grads=True):
+    """Forward and backward through the stack (the forward pass from forward(), kept between calls).
+
+    Returns {"rms": [after embedding, after write 1, ...] (2 * depth + 1 values),
+             "grad": [at layer 1's input, ..., at layer depth's input, at the output] (depth + 1),
+             "wgrad": [|dL/dW2| of sub-layer 1, ..., of sub-layer 2 * depth] (weight_grads=True), or
+                      [|dL/dW2| of layer 1's FFN, ..., of layer depth's] (weight_grads="ffn": the
+                      second sub-layer of each layer only), or absent (weight_grads=False)},
+    rms and grad averaged over the samples, grad relative to the output's. The sums run in the
+    same order whatever is kept, so the numbers are the same to the last bit.
+    """
+    if place not in PLACES:
+        raise ValueError("place must be one of %s, got %s" % (list(PLACES), place))
+    n_sub = 2 * depth
+    layers = base_layers(n_sub, seed)
+    scale = write_scale(n_sub, init)
+    relu = activation == "relu"
+    fw = forward(n_sub, residual, place, scale, relu, seed)
+    _, u = inputs()
+    R = range(WIDTH)
+    rms_sum = [0.0] * (n_sub + 1)
+    for sizes in fw["sizes"]:
+        for k in range(n_sub + 1):
+            rms_sum[k] += sizes[k]
+    grad_sq = [0.0] * (depth + 1)
+    wgrad = [[[0.0] * WIDTH for _ in R] for _ in range(n_sub)] if weight_grads else None
+    every = 2 if weight_grads == "ffn" else 1  # the FFN is a layer's second sub-layer (odd k)
+    for steps in fw["steps"]:
         g = [v / SAMPLES for v in u]  # dL/d(readout input) for L = mean_s u . readout
         if final_norm:
-            y_final, r_final = norm_forward(x)
+            y_final, r_final = norm_forward(steps[n_sub - 1][5])
             g = norm_backward(g, y_final, r_final)
         grad_sq[depth] += sum([v * v for v in g])
         for k in range(n_sub - 1, -1, -1):
             w1, _, w2, _ = layers[k]
-            h, r_in, z, a, fo, r_f, y, r_s = cache[k]
+            h, r_in, a, fo, r_f, y, r_s = steps[k]
             if place == "post":
                 g = norm_backward(g, y, r_s)  # now dL/ds, s = x + F
             gf = norm_backward(g, fo, r_f) if place == "output" else g  # dL/dF
-            rows = wgrad[k]  # dL/dW2 += a^T gf, W2 as the stack uses it (times the scale)
-            for i in range(WIDTH):
-                ai = a[i]
-                if ai != 0.0:
-                    row = rows[i]
-                    for j in range(WIDTH):
-                        row[j] += ai * gf[j]
+            if weight_grads and k % every == every - 1:
+                add_outer(wgrad[k], a, gf)  # dL/dW2 += a^T gf, W2 as the stack uses it (times the scale)
             ga = dots(gf, w2)
             if scale != 1.0:
                 ga = [v * scale for v in ga]
             if relu:
-                gz = [p if zz > 0 else 0.0 for p, zz in zip(ga, z)]
+                gz = [ga[i] if a[i] > 0 else 0.0 for i in R]
             else:  # sigmoid' = s (1 - s), at most 1/4
-                gz = [p * q * (1 - q) for p, q in zip(ga, a)]
+                gz = [ga[i] * a[i] * (1 - a[i]) for i in R]
             gh = dots(gz, w1)
             if place == "pre":
                 gh = norm_backward(gh, h, r_in)
-            g = [p + q for p, q in zip(g, gh)] if residual else gh
+            g = [g[i] + gh[i] for i in R] if residual else gh
             if k % 2 == 0:
                 grad_sq[k // 2] += sum([v * v for v in g])
     out_norm = math.sqrt(grad_sq[depth])
-    return {"rms": [v / SAMPLES for v in rms_sum],
-            "grad": [math.sqrt(v) / out_norm for v in grad_sq],
-            "wgrad": [math.sqrt(sum([v * v for row in m for v in row])) for m in wgrad]}
+    out = {"rms": [v / SAMPLES for v in rms_sum], "grad": [math.sqrt(v) / out_norm for v in grad_sq]}
+    if weight_grads:
+        out["wgrad"] = [math.sqrt(sum([v * v for row in m for v in row])) for m in wgrad[every - 1::every]]
+    return out

@@ -63,7 +63,7 @@ def simulate(depth, residual, norm, init, activation="relu", seed=SEEDS[0]):
              "grad": [at layer 1's input, ..., at layer depth's input, at the output] (depth + 1),
              both averaged over the samples; grad relative to the output's}.
     """
-    sim = stack.simulate(depth, residual, "pre" if norm else "none", init, activation, seed)
+    sim = stack.simulate(depth, residual, "pre" if norm else "none", init, activation, seed, weight_grads=False)
     return {"rms": sim["rms"], "grad": sim["grad"]}
 
 

@@ -15,7 +15,7 @@ The readout is linear (L = mean u . x); weights at init, width stack.WIDTH. Stan
 library only, in the subset MicroPython shares.
 
 Functions a lesson can quote (model("norm-placement")):
-    simulate(place, depth, seed=0) -> stack.simulate()'s dict, with the placement's final norm
+    simulate(place, depth, seed=0, weight_grads=True) -> stack.simulate()'s dict, with the placement's final norm
     last_layer_grad(place, depth, seed=0), first_layer_grad(place, depth, seed=0) -> float
     mean_over_seeds(fn, place, depth) -> float (the mean over SEEDS)
 """
@@ -36,9 +36,9 @@ ORDER = ("pre", "post", "output")  # the table's rows (MicroPython's dicts keep 
 WHO = {"pre": "GPT-2、Llama、Qwen、我们的模型", "post": "2017 年的原版 Transformer", "output": "OLMo 2"}
 
 
-def simulate(place, depth, seed=0):
+def simulate(place, depth, seed=0, weight_grads=True):
     where, final, _ = PLACES[place]
-    return stack.simulate(depth, True, where, "unit", "relu", seed, final)
+    return stack.simulate(depth, True, where, "unit", "relu", seed, final, weight_grads)
 
 
 def ffn_grads(sim):
@@ -48,12 +48,12 @@ def ffn_grads(sim):
 
 def last_layer_grad(place, depth, seed=0):
     """|dL/dW2| of the last layer's FFN."""
-    return ffn_grads(simulate(place, depth, seed))[-1]
+    return simulate(place, depth, seed, weight_grads="ffn")["wgrad"][-1]
 
 
 def first_layer_grad(place, depth, seed=0):
     """|dL/dW2| of the first layer's FFN."""
-    return ffn_grads(simulate(place, depth, seed))[0]
+    return simulate(place, depth, seed, weight_grads="ffn")["wgrad"][0]
 
 
 def mean_over_seeds(fn, place, depth):
@@ -85,11 +85,11 @@ def view(params):
     p = check(params)
     rows = {}
     for name in ORDER:
-        sim = simulate(name, p["depth"], p["seed"])
-        grads = ffn_grads(sim)
+        sim = simulate(name, p["depth"], p["seed"], weight_grads="ffn")  # the FFNs' only: what it shows
+        grads = sim["wgrad"]
         rows[name] = {"sim": sim, "last": grads[-1], "first": grads[0], "rms": sim["rms"][-1]}
     chosen = rows[p["place"]]
-    grad_chart = chart(ffn_grads(chosen["sim"]))
+    grad_chart = chart(chosen["sim"]["wgrad"])
     grad_chart.pop("y")
     rms_chart = chart(chosen["sim"]["rms"])
     rms_chart.pop("y")
