@@ -20,6 +20,16 @@ def compare(run, baseline, band):
             "full": step == baseline["steps_trained"]}
 
 
+def pair(a, b, band):
+    """Run a against run b at the last step both reached (the shorter run's): their losses there,
+    the gap a - b, and whether it clears the baseline's seed band."""
+    step = min(a["steps_trained"], b["steps_trained"])
+    la, lb = loss_at(a, step), loss_at(b, step)
+    gap = la - lb if la is not None and lb is not None else None
+    return {"step": step, "a": la, "b": lb, "gap": gap,
+            "resolved": gap is not None and band is not None and abs(gap) > band["range"]}
+
+
 def range_facts(models, limits, fp16_max):
     """Per model, the largest hidden value over its layers against fp16's limit, and per config's
     clamp the largest share of gate and up entries it would change in any layer."""
@@ -62,6 +72,10 @@ def gating_facts(data):
         "top_share": ranges["top_share"],
         "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
         "not_trained": [n for n in ORDER if n not in runs],
+        # Shazeer's two comparisons at our scale: the gate without an activation against the
+        # activation without a gate, and ReLU against GELU (each at the shorter run's last step).
+        "pairs": {f"{x}-{y}": pair(runs[f"{x}_ffn"], runs[f"{y}_ffn"], band)
+                  for x, y in (("bilinear", "gelu"), ("relu", "gelu")) if f"{x}_ffn" in runs and f"{y}_ffn" in runs},
         "new_minutes": card["budget"]["new_runs_seconds"] / 60,
         "budget_minutes": card["budget"]["limit_seconds"] / 60,
     }
