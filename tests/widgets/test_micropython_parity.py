@@ -131,3 +131,34 @@ def test_micropython_gives_the_view_cpython_gives(name, facts):
     for (fn, full, live), g, w in zip(calls, got, want):
         shown = {k: v for k, v in full.items() if k not in ("data",)}
         same(g, w, f"{name}.{fn}{shown}")
+
+
+FORMATS = '''from numfmt import fixed, num, pct, sci, signed
+
+
+def view(params):
+    return [[fixed(x, 1), fixed(x, 3), num(x), num(x, 1), num(x, 3), sci(x), pct(x), signed(x, 2)]
+            for x in params["values"]]
+'''
+# Ties and near-ties of decimal rounding, float dust, signs, tiny and large values (no -0.0: the
+# JSON that carries params from JavaScript writes it as 0, in the browser as here).
+VALUES = [0.25, 0.35, 56.25, -56.25, 2.0005, 2.675, 98.6, -0.04, 0.0, 600.0, 0.05, 1e-4, 1.23456e-7,
+          12345.6789, -65504.0, 1 / 3, 2 / 3, 0.1 + 0.2, 82.9, 76.90000000000001, 7.25e5, 99.95, 9.995, -1.5]
+
+
+@pytest.mark.skipif(not shutil.which("node") or not PACKAGE.exists(), reason="needs node and `npm ci`")
+def test_numfmt_writes_the_same_digits_on_both_runtimes():
+    """The formatters every model's text goes through, on values where "%.1f" or round() differ."""
+    from course.widgets import COMMON
+    job = {"common": {p.stem: p.read_text(encoding="utf-8") for p in COMMON.glob("*.py")},
+           "models": {"formats_model": FORMATS}, "calls": [["formats_model", {"values": VALUES}]]}
+    done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(job), capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])[0]
+    import numfmt
+    want = [[numfmt.fixed(x, 1), numfmt.fixed(x, 3), numfmt.num(x), numfmt.num(x, 1), numfmt.num(x, 3),
+             numfmt.sci(x), numfmt.pct(x), numfmt.signed(x, 2)] for x in VALUES]
+    assert got == want
+    assert [numfmt.fixed(x, d) for x in VALUES if x == 0 or abs(x) >= 1e-4 for d in (1, 3)] == \
+        [str(round(x, d)) for x in VALUES if x == 0 or abs(x) >= 1e-4 for d in (1, 3)]
