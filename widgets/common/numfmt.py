@@ -30,13 +30,25 @@ def _round(n, d):
 
 
 def _digits(x, decimals):
-    """abs(x) rounded to `decimals` places, as the whole number abs(x) * 10**decimals."""
+    """abs(x) rounded to `decimals` places, as the whole number abs(x) * 10**decimals.
+
+    First in floats (MicroPython's big integers are slow): y = abs(x) * 10**decimals is within
+    y * 2**-53 of the exact product, so unless y's fraction is that close to one half, rounding
+    y gives what rounding the exact product gives; otherwise, and for large y, exactly."""
+    y = abs(x) * float(10 ** decimals)
+    if y < 4503599627370496.0:  # 2**52: y's fraction is exact
+        q = math.floor(y)
+        frac = y - q
+        if abs(frac - 0.5) > y * 2.220446049250313e-16:  # 2**-52: twice the product's error
+            return q + 1 if frac > 0.5 else q
     n, d = _exact(x)
     return _round(n * 10 ** decimals, d)
 
 
 def _grouped(digits):
     """'17408' -> '17,408'"""
+    if len(digits) <= 3:
+        return digits
     head = len(digits) % 3 or 3
     return ",".join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
 
