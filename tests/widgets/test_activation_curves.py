@@ -165,3 +165,13 @@ def test_first_state_is_in_the_html_and_bad_params_fail():
     for bad in ({"x": 4.5}, {"x": float("nan")}, {"curves": ["tanh"]}, {"curves": "relu"}):
         with pytest.raises(ValueError):
             model.view({**model.PARAMS, **bad})
+
+
+def test_it_stays_html_inside_a_markdown_div():
+    """A lesson's stepper embeds widgets in <div markdown> (md_in_html), where a line indented by 4 or more
+    spaces can turn the rest of the widget into a code block: the template keeps its lines shallower."""
+    markdown = pytest.importorskip("markdown")
+    html = str(Renderer({"num": model.num})("activation-curves"))
+    page = markdown.markdown('<div class="stepper__fail" markdown>\n\ntext\n\n' + html + '\n\n</div>\n',
+                             extensions=["md_in_html", "attr_list", "tables"])
+    assert "<pre>" not in page and "&lt;" not in page

@@ -118,3 +118,13 @@ def test_first_state_is_in_the_html_and_bad_params_fail():
     for bad in ({"activation": "relu"}, {"gate": [1.0, 1.0]}, {"up": [0.0, 0.0, 2.5]}, {"gate": [float("nan"), 0, 0]}):
         with pytest.raises(ValueError):
             model.view({**model.PARAMS, **bad})
+
+
+def test_it_stays_html_inside_a_markdown_div():
+    """A lesson's stepper embeds widgets in <div markdown> (md_in_html), where a line indented by 4 or more
+    spaces can turn the rest of the widget into a code block: the template keeps its lines shallower."""
+    markdown = pytest.importorskip("markdown")
+    html = str(Renderer({"num": model.num})("gated-neuron"))
+    page = markdown.markdown('<div class="stepper__fail" markdown>\n\ntext\n\n' + html + '\n\n</div>\n',
+                             extensions=["md_in_html", "attr_list", "tables"])
+    assert "<pre>" not in page and "&lt;" not in page
