@@ -1,6 +1,7 @@
 """Facts of our model's gating experiment (data/real-model/gating/gating.json, `python -m lab gating`):
 facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these."""
 KEY = "real-model/gating/gating"
+ABLATION = "real-model/ablation"  # the baseline's 5 seeds, with a val loss every evaluation
 ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
 
 
@@ -9,25 +10,39 @@ def loss_at(run, step):
     return next((h["val_loss"] for h in run["history"] if h["step"] == step), None)
 
 
-def compare(run, baseline, band):
+def bands_by_step(ablation):
+    """{step: the range of the baseline's val loss over its seeds at that evaluation}: the noise
+    floor a gap at that step must clear (the FFN experiment's seeds, one history each)."""
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    steps = [h["step"] for h in base["histories"][0]]
+    out = {}
+    for i, step in enumerate(steps):
+        losses = [h[i]["val_loss"] for h in base["histories"]]
+        out[step] = round(max(losses) - min(losses), 6)
+    return out
+
+
+def compare(run, baseline, bands):
     """A run against the baseline at the run's own last step (a run the budget cut short is read
-    where it stopped): the gap, and whether it clears the baseline's seed band."""
+    where it stopped): the gap, the seed band at that step, and whether the gap clears it."""
     step = run["steps_trained"]
     then = loss_at(baseline, step)
     diff = run["val_loss"] - then if then is not None and run["val_loss"] is not None else None
-    return {"step": step, "baseline_then": then, "diff": diff,
-            "resolved": diff is not None and band is not None and abs(diff) > band["range"],
+    band = bands.get(step)
+    return {"step": step, "baseline_then": then, "diff": diff, "band": band,
+            "resolved": diff is not None and band is not None and abs(diff) > band,
             "full": step == baseline["steps_trained"]}
 
 
-def pair(a, b, band):
+def pair(a, b, bands):
     """Run a against run b at the last step both reached (the shorter run's): their losses there,
-    the gap a - b, and whether it clears the baseline's seed band."""
+    the gap a - b, the seed band at that step, and whether the gap clears it."""
     step = min(a["steps_trained"], b["steps_trained"])
     la, lb = loss_at(a, step), loss_at(b, step)
     gap = la - lb if la is not None and lb is not None else None
-    return {"step": step, "a": la, "b": lb, "gap": gap,
-            "resolved": gap is not None and band is not None and abs(gap) > band["range"]}
+    band = bands.get(step)
+    return {"step": step, "a": la, "b": lb, "gap": gap, "band": band,
+            "resolved": gap is not None and band is not None and abs(gap) > band}
 
 
 def range_facts(models, limits, fp16_max):
@@ -51,12 +66,15 @@ def range_facts(models, limits, fp16_max):
     return out
 
 
-def gating_facts(data):
+def gating_facts(data, ablation):
     runs = {r["name"]: r for r in data["runs"]}
     baseline = runs["baseline"]
     band = data["baseline_band"]
     card = data["model_card"]
-    rows = [{**runs[n], "vs": compare(runs[n], baseline, band)} for n in ORDER if n in runs]
+    bands = bands_by_step(ablation)
+    rows = [{**runs[n], "vs": compare(runs[n], baseline, bands)} for n in ORDER if n in runs]
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    seed0 = base["val_losses"][base["seeds"].index(baseline["seed"])]
     ranges = data["ranges"]
     return {
         "card": card,
@@ -65,6 +83,10 @@ def gating_facts(data):
         "by": {r["name"]: r for r in rows},
         "references": data["references"],
         "band": band,
+        "bands": bands,
+        # The same seed in the FFN experiment's precision (bf16 autocast) and in this export's:
+        # what the precision alone moves the baseline's loss by.
+        "seed_in_band_precision": seed0, "precision_gap": baseline["val_loss"] - seed0,
         "ffn_params": baseline["ffn_params_per_layer"],
         "limits": ranges["limits"],
         "fp16_max": ranges["fp16_max"],
@@ -74,7 +96,7 @@ def gating_facts(data):
         "not_trained": [n for n in ORDER if n not in runs],
         # Shazeer's two comparisons at our scale: the gate without an activation against the
         # activation without a gate, and ReLU against GELU (each at the shorter run's last step).
-        "pairs": {f"{x}-{y}": pair(runs[f"{x}_ffn"], runs[f"{y}_ffn"], band)
+        "pairs": {f"{x}-{y}": pair(runs[f"{x}_ffn"], runs[f"{y}_ffn"], bands)
                   for x, y in (("bilinear", "gelu"), ("relu", "gelu")) if f"{x}_ffn" in runs and f"{y}_ffn" in runs},
         "new_minutes": card["budget"]["new_runs_seconds"] / 60,
         "budget_minutes": card["budget"]["limit_seconds"] / 60,
@@ -82,4 +104,4 @@ def gating_facts(data):
 
 
 def facts(data):
-    return {"gating": gating_facts(data[KEY]) if KEY in data else None}
+    return {"gating": gating_facts(data[KEY], data[ABLATION]) if KEY in data else None}

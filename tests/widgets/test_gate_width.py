@@ -79,7 +79,7 @@ def test_the_models_cards(params):
     anchor, ds, llama = rows["model-0"], rows["model-1"], rows["model-2"]
     assert (anchor["d"], anchor["d_ff"], anchor["ratio"], anchor["matched"]) == ("5,120", "17,408", "3.40d", "13,653.33")
     assert anchor["verdict"] == "不是：规则给 13,824，它另取了宽度" and anchor["vs-plain"] == "多 27.50%"
-    assert (ds["d_ff"], ds["ratio"], ds["rule"], ds["verdict"]) == ("22,016", "2.69d", "22,016", "正好是这条规则的结果")
+    assert (ds["d_ff"], ds["ratio"], ds["rule"], ds["verdict"]) == ("22,016", "2.69d", "22,016", "和这条规则给的宽度相同")
     assert (llama["d_ff"], llama["weights"], llama["vs-plain"]) == ("11,008", "135,266,304", "多 0.78%")
 
 

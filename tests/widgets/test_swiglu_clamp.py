@@ -117,7 +117,7 @@ def test_act_min_is_silus_minimum():
 def test_views_the_lesson_can_quote(params):
     first = model.view(params)
     assert (first["out"]["x"], first["out"]["silu"], first["out"]["product"]) == ("10", "9.9995", "99.9955")
-    assert first["rows"]["fmt-fp16"]["data-over"] == "false" and first["out"]["clamped"] == "—"
+    assert first["rows"]["fmt-fp16"]["data-over"] == "false" and first["out"]["clamped"] == "—（先选一种截断）"
     assert first["thresholds"] == {"fp16": "255.94", "bf16": "1.84 × 10¹⁹"}
     assert [c["label"] for c in first["choices"]] == ["不截断", "gpt-oss-120b（7）", "DeepSeek-V4（10）"]
     big = model.view({**params, "x": 300.0, "clamp": "gpt-oss"})

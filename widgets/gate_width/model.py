@@ -119,7 +119,7 @@ def model_row(m, rule):
     by_rule = llama_width(d, rule)
     weights = swiglu_weights(d, h)
     plain = plain_weights(d, rule)
-    verdict = "正好是这条规则的结果" if h == by_rule else "不是：规则给 " + num(by_rule) + "，它另取了宽度"
+    verdict = "和这条规则给的宽度相同" if h == by_rule else "不是：规则给 " + num(by_rule) + "，它另取了宽度"
     return {
         "name": m["name"], "d": num(d), "d_ff": num(h), "ratio": num(h / d, 2) + "d",
         "matched": width_text(matched), "rule": num(by_rule), "verdict": verdict,

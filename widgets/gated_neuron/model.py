@@ -76,7 +76,7 @@ def fit(activation, gate, up):
 
 
 def mse(activation, gate, up):
-    """The MSE on the four reviews with the best w_o. mse("silu", [1, 1, 0], [0, 0, 1]) -> 0.16..."""
+    """The MSE on the four reviews with the best w_o. mse("silu", [1, 1, 0], [0, 0, 1]) -> 0.3719..."""
     return fit(activation, gate, up)["mse"]
 
 

@@ -244,8 +244,8 @@ def view(params):
         rows["fmt-" + name] = {"verdict": overflow_text(p, limit), "data-over": "true" if abs(p) > limit else "false"}
     if form is None:
         out["clamp"] = "不截断：SiLU(x) · y 没有上界，x、y 越大乘积越大。"
-        out["clamped"] = "—"
-        out["clamp-range"] = "—"
+        out["clamped"] = "—（先选一种截断）"
+        out["clamp-range"] = ""
     else:
         c = clamped(x, y, form)
         lo, hi = clamp_range(form["limit"], form["alpha"], form["linear_bias"])
@@ -253,7 +253,10 @@ def view(params):
         plus = "" if form["linear_bias"] == 0 else " + " + value_text(form["linear_bias"])
         out["clamp"] = (form["name"] + "：门控输入 min(x, " + value_text(form["limit"]) + ") = " + value_text(c["gate_in"])
                         + "，过 " + gate_fn + " 得 " + value_text(c["gate"]) + "；线性一路 clamp(y, −" + value_text(form["limit"])
-                        + ", " + value_text(form["limit"]) + ")" + plus + " = " + value_text(c["linear"]) + "。")
+                        + ", " + value_text(form["limit"]) + ")" + plus + " = " + value_text(c["linear"]) + "。"
+                        + ("" if form["alpha"] == 1 and form["linear_bias"] == 0 else
+                           "它的门和另一路的 +" + value_text(form["linear_bias"]) + " 都和上面的 SiLU(x) · y 不同，"
+                           "所以还没到截断值时，虚线也不和实线重合。"))
         out["clamped"] = clamp_text(c["value"])
         out["clamp-range"] = ("截断后乘积只能落在 [" + clamp_text(lo) + ", " + clamp_text(hi) + "]，最大 " + clamp_text(hi)
                               + "，离 fp16 的 " + num(fp16_max()) + " 还远。")

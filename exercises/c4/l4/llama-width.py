@@ -10,7 +10,7 @@
 def llama_width(d):
     hidden = 4 * d
     hidden = ...  # 2/3，向下取整
-    ...  # 向上取到 256 的倍数
+    return ...  # 向上取到 256 的倍数
 
 
 print(llama_width(4096))
