@@ -193,6 +193,17 @@ def check(params):
     return x, [k for k in KEYS if k in shown]
 
 
+# What does not depend on x (the minima, the tanh form's largest error, every curve's polyline),
+# computed on the first view and kept: on MicroPython a view costs a few ms instead of ~100.
+MEMO = {}
+
+
+def memo(key, compute):
+    if key not in MEMO:
+        MEMO[key] = compute()
+    return MEMO[key]
+
+
 def sx(panel, x):
     lo, hi = panel[2]
     return W * (x - lo) / (hi - lo)
@@ -225,7 +236,8 @@ def panel_view(panel, x, shown, minima):
         "xticks": [{"x": tenths(sx(panel, t)), "label": num(t)} for t in xticks],
         "yticks": [{"y": tenths(sy(panel, t)), "label": num(t, 0 if t == int(t) else 1)} for t in yticks],
         "diagonal": diagonal,
-        "lines": [{"key": k, "points": points(panel, k), "shown": k in shown} for k in KEYS],
+        "lines": [{"key": k, "points": memo(("points", key, k), lambda k=k: points(panel, k)), "shown": k in shown}
+                  for k in KEYS],
         "markers": [{"key": k, "cx": tenths(sx(panel, x)), "cy": tenths(sy(panel, value(k, x))),
                      "shown": inside and k in shown} for k in KEYS],
         "minima": [] if key != "zoom" else [
@@ -261,9 +273,9 @@ def here(x, gmin, smin):
 
 def view(params):
     x, shown = check(params)
-    gmin, smin = gelu_min(), silu_min()
-    shown_range = tanh_form_max_error(X_RANGE[0], X_RANGE[1])
-    wide = tanh_form_max_error(-10.0, 10.0)
+    gmin, smin = memo("gelu_min", gelu_min), memo("silu_min", silu_min)
+    shown_range = memo("tanh_shown", lambda: tanh_form_max_error(X_RANGE[0], X_RANGE[1]))
+    wide = memo("tanh_wide", lambda: tanh_form_max_error(-10.0, 10.0))
     at = values(x)
     names = [c[2] for c in CURVES]
     right, left = X_RANGE[1], X_RANGE[0]
