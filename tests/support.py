@@ -3,6 +3,7 @@
 Kept out of conftest.py: pytest loads every conftest.py as a module named
 `conftest`, so `from support import ...` would pick whichever loaded last.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -45,3 +46,33 @@ def open_live_widget(browser, url, widget):
     page.locator(f'[data-widget="{widget}"]').scroll_into_view_if_needed()
     page.wait_for_selector(f'[data-widget="{widget}"][data-ready="true"]', timeout=90_000)
     return context, page
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def open_phone_widget(browser, url, selector, scheme, js=True):
+    """A 375 px phone page at `url` in `scheme`, with the widget `selector` scrolled into view and,
+    with JavaScript, live: (context, page)."""
+    context = browser.new_context(viewport={"width": 375, "height": 800}, java_script_enabled=js, color_scheme=scheme)
+    page = context.new_page()
+    page.goto(url)
+    page.locator(selector).scroll_into_view_if_needed()
+    if js:
+        page.wait_for_selector(f'{selector}[data-ready="true"]', timeout=90_000)
+    return context, page
+
+
+def overflows(page, selector, parts):
+    """How far the widget and each of its `parts` (a CSS list, e.g. "div, table") scroll sideways, in px."""
+    inner = ", ".join(f"{selector} {p.strip()}" for p in parts.split(","))
+    return page.evaluate(f"""() => [...document.querySelectorAll('{selector}, {inner}')]
+        .map(el => el.scrollWidth - el.clientWidth)""")
+
+
+def serious_axe(page, selector):
+    """axe-core's serious and critical violations inside the widget: [(rule, [targets])]."""
+    page.add_script_tag(path=str(AXE))
+    found = json.loads(page.evaluate(f"""async () => JSON.stringify((await axe.run(
+        document.querySelector('{selector}'), {{resultTypes: ['violations']}})).violations)"""))
+    return [(v["id"], [n["target"] for n in v["nodes"]]) for v in found if v["impact"] in ("serious", "critical")]

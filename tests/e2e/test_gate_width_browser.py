@@ -2,11 +2,10 @@
 facts), the d slider moves by keyboard to Llama's and DeepSeek's d and the widths follow the model, screen
 readers hear it, it fits a 375 px phone in both palettes with no serious axe-core violation, and it reads
 whole without JavaScript."""
-import json
 
 import pytest
 
-from support import ROOT, open_live_widget
+from support import ROOT, open_live_widget, open_phone_widget, overflows, serious_axe
 
 from course.data import load_data
 from course.facts import build_facts
@@ -15,7 +14,6 @@ from course.widgets import load_model
 pytestmark = pytest.mark.e2e
 W = '[data-widget="gate-width"]'
 GALLERY = "authors/gallery/"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 model = load_model("gate-width")
 PARAMS = {**model.PARAMS, **model.example(build_facts(load_data(ROOT / "data", ROOT)))}
 
@@ -64,22 +62,12 @@ def test_the_d_slider_answers_from_the_model(browser, served_site):
 def test_fits_a_phone_passes_axe_and_reads_without_javascript(browser, served_site, scheme):
     first = model.view(PARAMS)
     for js in (True, False):
-        context = browser.new_context(viewport={"width": 375, "height": 800}, java_script_enabled=js,
-                                      color_scheme=scheme)
-        page = context.new_page()
-        page.goto(served_site[1] + GALLERY)
-        page.locator(W).scroll_into_view_if_needed()
-        if js:
-            page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
-        widths = page.evaluate(f"""() => [...document.querySelectorAll('{W}, {W} div, {W} ul, {W} li')]
-            .map(el => el.scrollWidth - el.clientWidth)""")
+        context, page = open_phone_widget(browser, served_site[1] + GALLERY, W, scheme, js)
+        widths = overflows(page, W, "div, ul, li")
         assert max(widths) <= 1, f"the widget or a part of it scrolls sideways on a phone: {widths}"
         assert out(page, "rule") == first["out"]["rule"] and card(page, 0, "d_ff") == "17,408"
         assert out(page, "rule-vs-plain") == first["out"]["rule-vs-plain"]
         if js:
-            page.add_script_tag(path=str(AXE))
-            found = json.loads(page.evaluate(f"""async () => JSON.stringify((await axe.run(
-                document.querySelector('{W}'), {{resultTypes: ['violations']}})).violations)"""))
-            serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in found if v["impact"] in ("serious", "critical")]
+            serious = serious_axe(page, W)
             assert serious == [], serious
         context.close()

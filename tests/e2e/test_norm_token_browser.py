@@ -2,18 +2,16 @@
 number inputs, the w slider and the eps select (keyboard) change the steps the way the model computes
 them, screen readers hear it, it fits a 375 px phone in both palettes with no serious axe-core
 violation, and it reads whole without JavaScript."""
-import json
 
 import pytest
 
-from support import ROOT, open_live_widget
+from support import open_live_widget, open_phone_widget, overflows, serious_axe
 
 from course.widgets import load_model
 
 pytestmark = pytest.mark.e2e
 W = '[data-widget="norm-token"]'
 GALLERY = "authors/gallery/"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 model = load_model("norm-token")
 
 
@@ -84,22 +82,12 @@ def test_presets_inputs_gain_and_eps_answer_from_the_model(browser, served_site)
 def test_fits_a_phone_passes_axe_and_reads_without_javascript(browser, served_site, scheme):
     first = model.view(model.PARAMS)
     for js in (True, False):
-        context = browser.new_context(viewport={"width": 375, "height": 800}, java_script_enabled=js,
-                                      color_scheme=scheme)
-        page = context.new_page()
-        page.goto(served_site[1] + GALLERY)
-        page.locator(W).scroll_into_view_if_needed()
-        if js:
-            page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
-        widths = page.evaluate(f"""() => [...document.querySelectorAll('{W}, {W} div, {W} table')]
-            .map(el => el.scrollWidth - el.clientWidth)""")
+        context, page = open_phone_widget(browser, served_site[1] + GALLERY, W, scheme, js)
+        widths = overflows(page, W, "div, table")
         assert max(widths) <= 1, f"the widget or one of its tables scrolls sideways on a phone: {widths}"
         assert row(page, "ln-out") == col(first, "ln-out")
         assert out(page, "ln-eps") == first["out"]["ln-eps"]
         if js:
-            page.add_script_tag(path=str(AXE))
-            found = json.loads(page.evaluate(f"""async () => JSON.stringify((await axe.run(
-                document.querySelector('{W}'), {{resultTypes: ['violations']}})).violations)"""))
-            serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in found if v["impact"] in ("serious", "critical")]
+            serious = serious_axe(page, W)
             assert serious == [], serious
         context.close()
