@@ -104,7 +104,7 @@ class Exercise {
     this.output = element("pre", { className: "cw-exercise__output", hidden: true, tabIndex: 0 });
     this.output.setAttribute("aria-label", "运行的输出");
     this.notice = element("p", { className: "cw-exercise__notice", hidden: true });
-    this.download = element("p", { className: "cw-exercise__notice cw-exercise__download", hidden: true });
+    this.download = element("p", { className: "cw-exercise__download", hidden: true });
     this.hints = element("div", { className: "cw-exercise__hints" });
     this.answerBox = element("div", { className: "cw-exercise__answer", hidden: true });
     this.saveLine = element("p", { className: "cw-exercise__save" });
