@@ -7,11 +7,12 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 
     on_pre_build      load + check data/, derive facts, set up Jinja, prove the exercises
                       (answer passes its check, starter fails it)
-    on_files          add vendored Pyodide/KaTeX, the trimmed standard library, the
-                      widgets' files, the exercises' editor (CodeMirror, bundled by esbuild)
+    on_files          add vendored Pyodide/KaTeX (KaTeX's CSS with font-display: swap), the trimmed
+                      standard library, the widgets' files, the exercises' editor (CodeMirror, bundled by esbuild)
                       and the exercises' check/hints/answer files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
-    on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list)
+    on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list);
+                      list the stylesheets the page needs (its widgets', KaTeX's where it has math)
     on_post_page      fail on TeX source left in a built page
     on_template_context  (404.html) without SITE_URL, link relative to the site's root folder
     on_post_build     split long Chinese words in Material's search index
@@ -76,9 +77,6 @@ def on_config(config):
     # Pages for authors and draft lessons are built but stay out of the students' nav.
     from pathspec.gitignore import GitIgnoreSpec  # what mkdocs' not_in_nav option holds
     config.not_in_nav = GitIgnoreSpec.from_lines(["authors/*", *(f"/{f}" for f in outline.drafts())])
-    for css in widgets.stylesheets():
-        if css not in config.extra_css:
-            config.extra_css.append(css)
     return config
 
 
@@ -104,6 +102,9 @@ def on_files(files, config):
     from mkdocs.structure.files import File
     vendored = list(vendor.vendored_files())
     for src, dest in [*vendored, *widgets.shipped_files()]:
+        if dest == katex.SITE_CSS:  # KaTeX's fonts swap in, woff2 only (course/katex.py)
+            files.append(File.generated(config, dest, content=katex.site_css(src.read_text(encoding="utf-8"))))
+            continue
         files.append(File.generated(config, dest, abs_src_path=str(src)))
     # The standard library cut down to what the widgets' Python imports (course/stdlib.py).
     trimmed = stdlib.site_file(vendored)
@@ -149,6 +150,10 @@ def on_page_markdown(markdown, page, config, files):
 def on_page_content(html, page, config, files):
     html = katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
     katex.plain_toc(page.toc)  # the contents list shows text: a heading's formula as plain text there
+    # Only the CSS this page uses (theme/main.html links it): KaTeX's where there is math, the
+    # runtime's and each embedded widget's where there are widgets or exercises.
+    page.meta["stylesheets"] = widgets.page_stylesheets(_build["widgets"].embedded, _build["exercises"].embedded,
+                                                        katex.has_math(html))
     return html
 
 

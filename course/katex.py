@@ -41,6 +41,30 @@ def typeset(page_html, markdown, rel):
     return MATH.sub(lambda m: f'<{m.group(1)} class="arithmatex">{next(rendered)}</{m.group(1)}>', page_html)
 
 
+SITE_CSS = "assets/vendor/katex/dist/katex.min.css"
+_FALLBACK_SRC = re.compile(r',url\([^)]*\.woff\) format\("woff"\),url\([^)]*\.ttf\) format\("truetype"\)')
+
+
+def site_css(css):
+    """KaTeX's stylesheet as the site serves it (the vendored file stays as npm ships it, checked by
+    sha256): its fonts use `font-display: swap`, so on a slow first load a formula shows in a
+    fallback font at once instead of staying invisible for up to 3 s (KaTeX's `block`), and each
+    @font-face names its woff2 file only, the one format vendored (every browser that runs the
+    site reads woff2; the woff/ttf names were dead links)."""
+    faces = css.count("@font-face")
+    css, swapped = re.subn(r"font-display:\s*block", "font-display:swap", css)
+    css, trimmed = _FALLBACK_SRC.subn("", css)
+    if not faces or swapped != faces or trimmed != faces:
+        raise CourseError("node_modules/katex/dist/katex.min.css", f"unexpected @font-face rules ({faces} faces, "
+                          f"{swapped} font-display:block, {trimmed} woff/ttf fallbacks): update course/katex.py site_css")
+    return css
+
+
+def has_math(page_html):
+    """Whether a typeset page holds a formula (and so needs KaTeX's stylesheet)."""
+    return 'class="katex' in page_html
+
+
 def _line_of(tex, markdown):
     """The first source line holding the formula's start (None if not found verbatim)."""
     head = tex.strip().splitlines()[0] if tex.strip() else tex

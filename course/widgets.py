@@ -156,5 +156,19 @@ def shipped_files():
             yield path, "widgets/" + path.relative_to(WIDGETS).as_posix()
 
 
-def stylesheets():
-    return ["widgets/" + p.relative_to(WIDGETS).as_posix() for p in sorted(WIDGETS.glob("*/style.css"))]
+def page_stylesheets(embedded, exercises, math):
+    """The stylesheets one page links, beyond the site's own (mkdocs.yml extra_css): KaTeX's
+    when it has math or exercises (whose hints and answers may hold math), the runtime's frame
+    with any widget or exercise, the exercises', and each embedded widget's own style.css.
+    A page without widgets or math (the home page) links none of them; Material's instant
+    navigation adds and drops these links as the reader moves between pages."""
+    out = ["assets/vendor/katex/dist/katex.min.css"] if math or exercises else []
+    if embedded or exercises:
+        out.append("widgets/runtime/runtime.css")
+    if exercises:
+        out.append("widgets/runtime/exercise.css")
+    for name in dict.fromkeys(embedded):
+        css = folder_of(name) / "style.css"
+        if css.exists():
+            out.append("widgets/" + css.relative_to(WIDGETS).as_posix())
+    return out
