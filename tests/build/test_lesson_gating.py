@@ -103,7 +103,7 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
         vs = r["vs"]
         assert vs["band"] == n["bands"][vs["step"]] and vs["resolved"] == (abs(vs["diff"]) > vs["band"])
         assert f"{r['val_loss']:.4f}" in text and f"{vs['diff']:+.4f}".replace("-", "−") in text
-        assert f"（种子带 {vs['band']:.3f}）" in text
+        assert ("（带内）" if not vs["resolved"] else "（超出）") in text and f"{vs['band']:.3f}" in text
     assert n["bands"][1400] == n["band"]["range"]  # the last step's band is the export's band
     bg = n["pairs"]["bilinear-gelu"]
     word = "低" if bg["gap"] < 0 else "高"

@@ -39,6 +39,12 @@ reviews = model("gated-neuron").REVIEWS
 cases = [["review", name, p, n] for name, p, n, _ in reviews] + [["linear", "gate"], ["linear", "up"]]
 expected = [float(y) for _, _, _, y in reviews] + [True, True]
 
+
+def unseen(rng):
+    # More points off the four reviews where each reading must still lie on its plane.
+    return [["probe", rng.choice(["gate", "up"]), round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2)]
+            for _ in range(6)]
+
 # %% check
 defines = ["gate", "up"]
 # Points off the four reviews: a linear reading a*p + b*n + c is pinned by its values at
@@ -46,22 +52,28 @@ defines = ["gate", "up"]
 PROBES = [(0.5, 0.25), (2.0, -1.0), (-1.5, 3.0)]
 
 
-def is_linear(f):
+def on_plane(f, p, n):
+    """Whether f(p, n) is the plane through f's values at (0, 0), (1, 0), (0, 1)."""
     c = f(0, 0)
     a, b = f(1, 0) - c, f(0, 1) - c
-    return all(abs(f(p, n) - (a * p + b * n + c)) < 1e-9 for p, n in PROBES)
+    return abs(f(p, n) - (a * p + b * n + c)) < 1e-9
 
 
 def result(you, case):
     if case[0] == "review":
         _, name, p, n = case
         return float(you.gate(p, n) * you.up(p, n))
-    return is_linear(you.gate if case[1] == "gate" else you.up)
+    f = you.gate if case[1] == "gate" else you.up
+    if case[0] == "probe":
+        return on_plane(f, case[2], case[3])
+    return all(on_plane(f, p, n) for p, n in PROBES)
 
 
 def show(case):
     if case[0] == "review":
         return f"「{case[1]}」的 gate({case[2]}, {case[3]}) * up({case[2]}, {case[3]})"
+    if case[0] == "probe":
+        return f"{case[1]}({case[2]}, {case[3]}) 是不是还在同一个线性读数上"
     return f"{case[1]} 是不是线性读数"
 
 
