@@ -62,8 +62,10 @@ def test_without_javascript_the_first_state_is_there(browser, served_site):
     context.close()
 
 
-def test_missing_pyodide_says_so_and_keeps_the_static_state(page, served_site):
-    page.route("**/pyodide.asm.wasm", lambda route: route.abort())
+def test_missing_python_says_so_and_keeps_the_static_state(page, served_site):
+    # Both runtimes gone: a desktop whose Pyodide fails falls back to MicroPython (test_runtime_choice_browser.py).
+    for wasm in ("**/pyodide.asm.wasm", "**/micropython.wasm"):
+        page.route(wasm, lambda route: route.abort())
     page.goto(lesson_url(served_site))
     page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
     page.wait_for_selector('[data-widget="linear-fit"] .cw-status[data-status="error"]', timeout=60_000)
