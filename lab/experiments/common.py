@@ -266,6 +266,22 @@ def band_from_ablation(path: Path) -> dict | None:
             "range": floor["range"], "precision": prec}
 
 
+def run_timing(runs: list[dict], measure_s: float) -> dict:
+    """The model card's timing block from the export's run rows (name, steps, wall time, speed)."""
+    return {"runs": [{"run": r["name"], "seed": r["seed"], "steps_trained": r["steps_trained"],
+                      "wall_seconds": r["wall_seconds"], "tokens_per_second": r["tokens_per_second"],
+                      "threads": r["threads"], "reused": r["reused"]} for r in runs],
+            "measure_seconds": round(measure_s, 1)}
+
+
+def card_configs(meta: dict, train_config: dict, name: str, cfg) -> dict:
+    """The model card's configs block: prepare's, train's (the per-run fields aside) and the experiment's."""
+    return {"prepare": portable_config(meta["config"]),
+            "train": portable_config({k: v for k, v in train_config.items()
+                                      if k not in ("variant", "seed", "bar_position", "stop_at")}),
+            name: portable_config(asdict(cfg))}
+
+
 def seed_band(variant: str, results: list[dict]) -> dict:
     """A variant's val-loss range over its seeds (the noise floor a difference must clear).
 

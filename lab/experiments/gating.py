@@ -264,15 +264,9 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
                    "measure_seconds": round(measure_s, 1), "choice": choice},
-        "timing": {"runs": [{"run": r["name"], "seed": r["seed"], "steps_trained": r["steps_trained"],
-                             "wall_seconds": r["wall_seconds"], "tokens_per_second": r["tokens_per_second"],
-                             "threads": r["threads"], "reused": r["reused"]} for r in runs],
-                   "measure_seconds": round(measure_s, 1)},
+        "timing": common.run_timing(runs, measure_s),
         "not_tested": not_tested,
-        "configs": {"prepare": common.portable_config(meta["config"]),
-                    "train": common.portable_config({k: v for k, v in tc.items()
-                                                     if k not in ("variant", "seed", "bar_position", "stop_at")}),
-                    "gating": common.portable_config(asdict(cfg))},
+        "configs": common.card_configs(meta, tc, "gating", cfg),
     }
     return {
         "schema_version": schema.GATING_SCHEMA_VERSION,
