@@ -75,13 +75,6 @@ def same(a, b, path="view"):
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
-@pytest.fixture(scope="module")
-def facts():
-    from course.data import load_data
-    from course.facts import build_facts
-    return build_facts(load_data(ROOT / "data", ROOT))
-
-
 def fact(path, facts):
     for key in path.split("."):
         facts = facts[key]

@@ -12,16 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "widgets" / "common")]
 
-from course.data import load_data  # noqa: E402
-from course.facts import build_facts  # noqa: E402
 from course.widgets import Renderer, load_model  # noqa: E402
 
 model = load_model("swiglu-clamp")
-
-
-@pytest.fixture(scope="module")
-def facts():
-    return build_facts(load_data(ROOT / "data", ROOT))
 
 
 @pytest.fixture(scope="module")
