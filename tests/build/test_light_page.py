@@ -1,5 +1,6 @@
 """What keeps a page light (issue 20): it links only the stylesheets it uses, and KaTeX's fonts
-swap in (content-visibility is checked in Chromium: tests/e2e/test_light_page_browser.py)."""
+swap in (content-visibility, and landing on anchors with it, is checked in Chromium:
+tests/e2e/test_light_page_browser.py)."""
 import re
 
 import pytest

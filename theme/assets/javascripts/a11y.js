@@ -14,12 +14,13 @@ function name() {
       if (!el.hasAttribute("aria-label")) el.setAttribute("aria-label", label);
     }
   }
-  for (const box of document.querySelectorAll(".md-typeset__scrollwrap")) {
-    if (box.scrollWidth > box.clientWidth && !box.hasAttribute("tabindex")) {
-      box.setAttribute("tabindex", "0");
-      box.setAttribute("role", "region");
-      box.setAttribute("aria-label", "表格（可左右滚动）");
-    }
+  // Measure every box first, then write: a write between two reads would force a layout each time.
+  const wide = [...document.querySelectorAll(".md-typeset__scrollwrap")]
+    .filter((box) => !box.hasAttribute("tabindex") && box.scrollWidth > box.clientWidth);
+  for (const box of wide) {
+    box.setAttribute("tabindex", "0");
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", "表格（可左右滚动）");
   }
 }
 

@@ -33,3 +33,22 @@ function bind() {
 if (window.document$) window.document$.subscribe(bind);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
 else bind();
+
+// Blocks not yet seen are sized by estimate (course.css, content-visibility). Before the page
+// scrolls to an anchor (a contents link, a cross-reference, the address bar, back and forward),
+// lay the whole page out, so the target lands at the top of the screen and stays there.
+function layOutEverything() {
+  document.documentElement.classList.add("cw-full-layout");
+}
+document.addEventListener("click", (event) => {
+  const link = event.target instanceof Element ? event.target.closest("a[href*='#']") : null;
+  if (link) layOutEverything();
+}, true);
+addEventListener("popstate", layOutEverything);
+addEventListener("hashchange", () => {
+  // The browser scrolled before this event, with estimated heights: scroll again.
+  const wasLaidOut = document.documentElement.classList.contains("cw-full-layout");
+  layOutEverything();
+  const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (target && !wasLaidOut) target.scrollIntoView();
+});
