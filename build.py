@@ -150,10 +150,10 @@ def on_page_markdown(markdown, page, config, files):
 def on_page_content(html, page, config, files):
     html = katex.typeset(html, page.markdown, f"lessons/{page.file.src_uri}")
     katex.plain_toc(page.toc)  # the contents list shows text: a heading's formula as plain text there
-    # Only the CSS this page uses (theme/main.html links it): KaTeX's where there is math, the
-    # runtime's and each embedded widget's where there are widgets or exercises.
-    page.meta["stylesheets"] = widgets.page_stylesheets(_build["widgets"].embedded, _build["exercises"].embedded,
-                                                        katex.has_math(html))
+    # Only the CSS this page uses (theme/main.html): KaTeX's linked where there is math, the
+    # runtime's and each embedded widget's inlined where there are widgets or exercises.
+    page.meta["stylesheets"], page.meta["inline_css"] = widgets.split_stylesheets(widgets.page_stylesheets(
+        _build["widgets"].embedded, _build["exercises"].embedded, katex.has_math(html)))
     return html
 
 

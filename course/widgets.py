@@ -172,3 +172,28 @@ def page_stylesheets(embedded, exercises, math):
         if css.exists():
             out.append("widgets/" + css.relative_to(WIDGETS).as_posix())
     return out
+
+
+# Site paths of the CSS that widgets/ ships, beside their sources: a page inlines these.
+_INLINE_PREFIX = "widgets/"
+
+
+def split_stylesheets(paths):
+    """(linked, inlined) for a page's stylesheets (page_stylesheets): KaTeX's stays a link, cached
+    across pages and resolving its fonts by relative URL; the runtime's, the exercises' and each
+    widget's own small style.css go into the page's <head> as <style data-css="PATH"> (theme/main.html).
+    On a phone a render-blocking request each cost the first paint more than their bytes (issue 20:
+    a lesson linked up to 12 stylesheets). Material's instant navigation swaps <style> in <head> as it
+    swaps links (it diffs head elements by their HTML)."""
+    linked, inlined = [], []
+    for path in paths:
+        if not path.startswith(_INLINE_PREFIX):
+            linked.append(path)
+            continue
+        source = WIDGETS / path[len(_INLINE_PREFIX):]
+        css = source.read_text(encoding="utf-8")
+        if "</style" in css.lower() or "url(" in css:
+            raise CourseError(source.relative_to(ROOT).as_posix(), "a stylesheet inlined in the page may hold "
+                              "neither '</style' nor url(...) (a relative URL would resolve against the page)")
+        inlined.append((path, Markup(css)))
+    return linked, inlined

@@ -11,8 +11,10 @@ LESSONS = ["c4/l1-ffn/index.html", "c4/l2-residual/index.html", "c4/l3-norm/inde
 
 
 def stylesheets(site_dir, rel):
+    """(html, the site paths of the CSS the page uses): linked, then inlined as <style data-css>."""
     html = (site_dir / rel).read_text(encoding="utf-8")
-    return html, [re.sub(r"^(\.\./)+", "", href) for href in re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)]
+    linked = [re.sub(r"^(\.\./)+", "", href) for href in re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)]
+    return html, linked + re.findall(r'<style data-css="([^"]+)">', html)
 
 
 def test_the_home_page_links_no_widget_runtime_or_katex_css(site_dir):
@@ -33,6 +35,31 @@ def test_a_lesson_links_the_css_of_the_widgets_it_holds_and_no_other(site_dir, r
     assert len(links) == len(set(links))
     for link in links:
         assert (site_dir / link).is_file(), link
+
+
+@pytest.mark.parametrize("rel", LESSONS)
+def test_a_lesson_inlines_its_widgets_css_and_links_katex(site_dir, rel):
+    """One render-blocking request per shared stylesheet, none per widget: the widgets' and the
+    runtime's CSS is in the page, byte for byte what widgets/ holds."""
+    html, _ = stylesheets(site_dir, rel)
+    linked = [re.sub(r"^(\.\./)+", "", h) for h in re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)]
+    assert not [link for link in linked if link.startswith("widgets/")], linked
+    assert katex.SITE_CSS in linked
+    inlined = re.findall(r'<style data-css="([^"]+)">(.*?)</style>', html, re.S)
+    assert inlined
+    for path, css in inlined:
+        assert css == (widgets.WIDGETS / path.removeprefix("widgets/")).read_text(encoding="utf-8"), path
+
+
+def test_a_widget_stylesheet_that_cannot_be_inlined_fails_with_its_file(tmp_path, monkeypatch):
+    folder = tmp_path / "widgets"
+    (folder / "broken").mkdir(parents=True)
+    (folder / "broken" / "style.css").write_text(".x { background: url(dot.png); }", encoding="utf-8")
+    monkeypatch.setattr(widgets, "WIDGETS", folder)
+    monkeypatch.setattr(widgets, "ROOT", tmp_path)
+    with pytest.raises(widgets.CourseError) as caught:
+        widgets.split_stylesheets(["assets/vendor/katex/dist/katex.min.css", "widgets/broken/style.css"])
+    assert "widgets/broken/style.css" in str(caught.value) and "url(" in str(caught.value)
 
 
 def test_katex_fonts_swap_in_and_name_only_shipped_files(site_dir):
