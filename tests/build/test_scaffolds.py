@@ -40,6 +40,10 @@ def test_new_lesson_widget_and_exercise(unwritten_l4):
 
     page = (scratch_project / "site" / "c4" / "l4-gating" / "index.html").read_text(encoding="utf-8")
     assert "第 4 课 · 门控与 SwiGLU" in page and 'data-widget="demo-dial"' in page and "x² = <strong" in page
+    # Valid HTML from the start (the Nu checker: a label holds one control, so no <output> in it).
+    dial = page[page.find('data-widget="demo-dial"'):]
+    labels = re.findall(r"<label\b.*?</label>", dial[:dial.find("x² = <strong")], re.S)
+    assert labels and not [label for label in labels if "<output" in label], labels
     positions = [page.find(f">{mark}") for mark in contract({"sections": ["真模型"]})]
     assert -1 not in positions and positions == sorted(positions)
     first = (scratch_project / "site" / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
