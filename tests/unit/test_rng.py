@@ -78,6 +78,20 @@ def test_gauss_is_box_muller_on_the_uniform_stream():
     assert r.gauss() == rad * math.cos(2 * math.pi * u2) and r.gauss() == rad * math.sin(2 * math.pi * u2)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 2026])
+def test_normals_and_gauss_matrix_are_the_draws_gauss_gives(seed):
+    """The batched draws (what the depth stacks use) continue the same stream, spare normal included."""
+    one, batch = rng.Rng(seed), rng.Rng(seed)
+    for n, sigma in ((1, 1.0), (2, 0.5), (3, 1.0), (16, 0.25), (255, 2.0), (256, 1.0), (0, 1.0), (7, 0.3)):
+        assert batch.normals(n, sigma) == [one.gauss(0.0, sigma) for _ in range(n)], (n, sigma)
+        assert batch.gauss() == one.gauss()
+        assert batch.random() == one.random()
+    for rows, cols, sigma in ((16, 16, 0.35), (3, 5, 2.0), (1, 1, 1.0)):
+        assert batch.gauss_matrix(rows, cols, sigma) == [[one.gauss(0.0, sigma) for _ in range(cols)]
+                                                         for _ in range(rows)]
+    assert batch.next32() == one.next32()
+
+
 def test_only_the_common_subset_of_python():
     """No imports but math, no CPython-only features MicroPython lacks (see DESIGN.md's pitfalls)."""
     source = (ROOT / "widgets" / "common" / "rng.py").read_text(encoding="utf-8")

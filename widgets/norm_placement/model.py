@@ -15,7 +15,8 @@ The readout is linear (L = mean u . x); weights at init, width stack.WIDTH. Stan
 library only, in the subset MicroPython shares.
 
 Functions a lesson can quote (model("norm-placement")):
-    simulate(place, depth, seed=0, weight_grads=True) -> stack.simulate()'s dict, with the placement's final norm
+    simulate(place, depth, seed=0, weight_grads=True, stream_grads=True) -> stack.simulate()'s dict, with the
+        placement's final norm
     last_layer_grad(place, depth, seed=0), first_layer_grad(place, depth, seed=0) -> float
     mean_over_seeds(fn, place, depth) -> float (the mean over SEEDS)
 """
@@ -36,9 +37,9 @@ ORDER = ("pre", "post", "output")  # the table's rows (MicroPython's dicts keep 
 WHO = {"pre": "GPT-2、Llama、Qwen、我们的模型", "post": "2017 年的原版 Transformer", "output": "OLMo 2"}
 
 
-def simulate(place, depth, seed=0, weight_grads=True):
+def simulate(place, depth, seed=0, weight_grads=True, stream_grads=True):
     where, final, _ = PLACES[place]
-    return stack.simulate(depth, True, where, "unit", "relu", seed, final, weight_grads)
+    return stack.simulate(depth, True, where, "unit", "relu", seed, final, weight_grads, stream_grads)
 
 
 def ffn_grads(sim):
@@ -48,12 +49,12 @@ def ffn_grads(sim):
 
 def last_layer_grad(place, depth, seed=0):
     """|dL/dW2| of the last layer's FFN."""
-    return simulate(place, depth, seed, weight_grads="ffn")["wgrad"][-1]
+    return simulate(place, depth, seed, weight_grads="ffn", stream_grads=False)["wgrad"][-1]
 
 
 def first_layer_grad(place, depth, seed=0):
     """|dL/dW2| of the first layer's FFN."""
-    return simulate(place, depth, seed, weight_grads="ffn")["wgrad"][0]
+    return simulate(place, depth, seed, weight_grads="ffn", stream_grads=False)["wgrad"][0]
 
 
 def mean_over_seeds(fn, place, depth):
@@ -85,7 +86,7 @@ def view(params):
     p = check(params)
     rows = {}
     for name in ORDER:
-        sim = simulate(name, p["depth"], p["seed"], weight_grads="ffn")  # the FFNs' only: what it shows
+        sim = simulate(name, p["depth"], p["seed"], weight_grads="ffn", stream_grads=False)  # what it shows only
         grads = sim["wgrad"]
         rows[name] = {"sim": sim, "last": grads[-1], "first": grads[0], "rms": sim["rms"][-1]}
     chosen = rows[p["place"]]
