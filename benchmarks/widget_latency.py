@@ -9,7 +9,7 @@ with the gallery's params from the facts, and what the page carries on MicroPyth
 plus each widget's slowest settings (EXTRA: the deepest stacks). Each call is timed as the
 runtime runs it, fn(params) and json.dumps of the result, REPEAT times; the table shows the
 median, and under MicroPython also the fastest and the first run (a fresh page: weights not
-drawn yet). Times are milliseconds of CPU time (the process's, user + system), not of the wall
+drawn yet). stack.py's cache of whole answers is off, so a repeat is timed as a new setting. Times are milliseconds of CPU time (the process's, user + system), not of the wall
 clock, so that other work on a busy machine does not count; on an idle machine they agree.
 
 MicroPython runs in Node (the WebAssembly port the site ships, node_modules/, with the heap
@@ -74,7 +74,18 @@ def label(fn, params, model):
     return f"{fn}({text})"
 
 
+def no_answer_cache(model):
+    """Time every call as a new setting: stack.py keeps simulate()'s answers, and a repeat served
+    from them would time a lookup (the weights it draws per seed stay cached, as in the page)."""
+    stack = getattr(model, "stack", None)  # the stack module this model imported
+    if stack is not None:
+        stack.RESULTS = 0
+        stack._results.clear()
+        del stack._result_keys[:]
+
+
 def cpython_ms(model, fn, params, repeat):
+    no_answer_cache(model)
     f = getattr(model, fn)
     out = []
     for _ in range(repeat):
