@@ -1,6 +1,6 @@
-"""What keeps a page light (issue 20): it links only the stylesheets it uses, and KaTeX's fonts
-swap in (content-visibility, and landing on anchors with it, is checked in Chromium:
-tests/e2e/test_light_page_browser.py)."""
+"""What keeps a page light (issue 20): it uses only the stylesheets it needs, inlines the small
+ones (Material's instant navigation swapping them is checked in Chromium:
+tests/e2e/test_light_page_browser.py), and KaTeX's fonts swap in."""
 import re
 
 import pytest

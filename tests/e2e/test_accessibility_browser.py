@@ -45,9 +45,6 @@ def bring_page_to_life(page):
 
 
 def violations(page):
-    # Lay every block out (course.css: blocks far from the screen skip layout, and axe-core cannot
-    # measure a contrast it cannot see): what a reader gets after a jump to an anchor.
-    page.evaluate("document.documentElement.classList.add('cw-full-layout')")
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => JSON.stringify(await axe.run(document, {resultTypes: ['violations']}))")
     found = json.loads(result)["violations"]

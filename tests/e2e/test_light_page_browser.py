@@ -1,20 +1,8 @@
-"""A long lesson lays out only the blocks near the screen (issue 20; course.css, content-visibility),
-and a reader still lands where they expect: a contents link, a deep link, and scrolling to the
-last widget, which goes live. Material's instant navigation swaps the inlined widget CSS."""
+"""A lesson inlines its widgets' CSS in <head> (issue 20: one render-blocking request per widget
+was the first paint's cost on a phone), and Material's instant navigation swaps it between pages."""
 import pytest
 
 LESSON = "c4/l1-ffn/"
-HEADER_GAP = 120  # px: a target lands under Material's sticky header, not hundreds of px away
-
-
-def top_of(page, anchor):
-    return page.evaluate(f"document.getElementById({anchor!r}).getBoundingClientRect().top")
-
-
-def contents_anchors(page):
-    """The anchors of the page's contents list, first to last (Material makes the links absolute)."""
-    return page.evaluate("""() => [...document.querySelectorAll('.md-sidebar--secondary a.md-nav__link')]
-        .map(a => a.hash.slice(1)).filter(Boolean)""")
 
 
 @pytest.fixture
@@ -22,53 +10,6 @@ def desktop(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     yield context
     context.close()
-
-
-def test_blocks_far_below_the_screen_are_not_laid_out_on_arrival(desktop, served_site):
-    _, url = served_site
-    page = desktop.new_page()
-    page.goto(url + LESSON, wait_until="load")
-    shown = page.evaluate("""() => [...document.querySelectorAll('.md-content__inner > .cw-widget')]
-        .map(w => w.firstElementChild.checkVisibility({contentVisibilityAuto: true}))""")
-    assert len(shown) >= 3 and shown[-1] is False, shown
-    assert "cw-full-layout" not in page.evaluate("document.documentElement.className")
-
-
-def test_a_contents_link_lands_its_heading_at_the_top_and_it_stays(desktop, served_site):
-    _, url = served_site
-    page = desktop.new_page()
-    page.goto(url + LESSON, wait_until="load")
-    target = contents_anchors(page)[-2]
-    page.locator(f'.md-sidebar--secondary a[href$="#{target}"]').first.click()
-    page.wait_for_timeout(300)
-    first = top_of(page, target)
-    page.wait_for_timeout(1200)  # blocks above render as the page settles: the heading must not move
-    assert 0 <= first <= HEADER_GAP and abs(top_of(page, target) - first) < 2, (first, top_of(page, target))
-
-
-def test_a_deep_link_lands_on_its_heading(desktop, served_site):
-    _, url = served_site
-    page = desktop.new_page()
-    page.goto(url + LESSON, wait_until="load")
-    anchor = contents_anchors(page)[-3]
-    linked = desktop.new_page()  # a shared link, opened fresh
-    linked.goto(url + LESSON + "#" + anchor, wait_until="load")
-    linked.wait_for_timeout(1000)
-    assert 0 <= top_of(linked, anchor) <= HEADER_GAP
-
-
-def test_on_a_phone_the_last_widget_goes_live_when_scrolled_to(browser, served_site):
-    _, url = served_site
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
-        page.goto(url + LESSON, wait_until="load")
-        last = page.locator(".md-content__inner [data-widget]").last
-        name = last.get_attribute("data-widget")
-        last.scroll_into_view_if_needed()
-        page.wait_for_selector(f'[data-widget="{name}"][data-ready="true"]', timeout=90_000)
-    finally:
-        context.close()
 
 
 def inlined_css(page):

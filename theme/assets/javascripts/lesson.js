@@ -34,25 +34,3 @@ if (window.document$) window.document$.subscribe(bind);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
 else bind();
 
-// Blocks not yet seen are sized by estimate (course.css, content-visibility). Before the page
-// scrolls to an anchor (a contents link, a cross-reference), lay the whole page out, so the target
-// lands at the top of the screen and stays there. A typed address or a step through history
-// scrolls before any event can tell: lay out, then scroll to the target again.
-function layOutEverything() {
-  const root = document.documentElement;
-  if (root.classList.contains("cw-full-layout")) return false;
-  root.classList.add("cw-full-layout");
-  return true;
-}
-function layOutAndScrollToTarget() {
-  if (!layOutEverything()) return;
-  const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
-  // Two frames on: after the browser's own scroll and Material's, both made with the estimates.
-  if (target) requestAnimationFrame(() => requestAnimationFrame(() => target.scrollIntoView()));
-}
-document.addEventListener("click", (event) => {
-  const link = event.target instanceof Element ? event.target.closest("a[href*='#']") : null;
-  if (link) layOutEverything();
-}, true);
-addEventListener("popstate", layOutAndScrollToTarget); // fired by a fragment navigation too
-addEventListener("hashchange", layOutAndScrollToTarget);
