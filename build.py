@@ -7,7 +7,7 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 
     on_pre_build      load + check data/, derive facts, set up Jinja, prove the exercises
                       (answer passes its check, starter fails it)
-    on_files          add vendored Pyodide/KaTeX (KaTeX's CSS with font-display: swap), the trimmed
+    on_files          drop a rule from Material's palette CSS (course/material_css.py); add vendored Pyodide/KaTeX (KaTeX's CSS with font-display: swap), the trimmed
                       standard library, the widgets' files, the exercises' editor (CodeMirror, bundled by esbuild)
                       and the exercises' check/hints/answer files to the site
     on_page_markdown  render the lesson's Jinja, then check the result
@@ -35,7 +35,8 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import checks, editor_bundle, exercise_page, exercises, katex, search, stdlib, vendor, widgets  # noqa: E402
+from course import (checks, editor_bundle, exercise_page, exercises, katex, material_css, search, stdlib,  # noqa: E402
+                    vendor, widgets)
 from course.data import load_data  # noqa: E402
 from course import preview  # noqa: E402
 from course.errors import CourseError  # noqa: E402
@@ -100,6 +101,11 @@ def on_pre_build(config):
 @_reported
 def on_files(files, config):
     from mkdocs.structure.files import File
+    # Material's palette stylesheet, less a rule that restyles the whole page twice at load.
+    for file in [f for f in files if material_css.is_palette_css(f.dest_uri)]:
+        files.remove(file)
+        css = material_css.without_switching_rule(file.content_string, file.src_uri)
+        files.append(File.generated(config, file.dest_uri, content=css))
     vendored = list(vendor.vendored_files())
     for src, dest in [*vendored, *widgets.shipped_files()]:
         if dest == katex.SITE_CSS:  # KaTeX's fonts swap in, woff2 only (course/katex.py)

@@ -1,6 +1,7 @@
 """What keeps a page light (issue 20): it uses only the stylesheets it needs, inlines the small
 ones (Material's instant navigation swapping them is checked in Chromium:
-tests/e2e/test_light_page_browser.py), and KaTeX's fonts swap in."""
+tests/e2e/test_light_page_browser.py), KaTeX's fonts swap in, and Material's palette CSS drops
+the rule that restyled the whole page twice at load."""
 import re
 
 import pytest
@@ -70,3 +71,17 @@ def test_katex_fonts_swap_in_and_name_only_shipped_files(site_dir):
         assert "font-display:swap" in face, face
         for url in re.findall(r"url\(([^)]+)\)", face):
             assert (site_dir / katex.SITE_CSS).parent.joinpath(url).is_file(), url
+
+
+def test_materials_palette_css_ships_without_its_whole_page_restyle(site_dir):
+    [palette] = sorted((site_dir / "assets" / "stylesheets").glob("palette.*.min.css"))
+    css = palette.read_text(encoding="utf-8")
+    assert "data-md-color-switching" not in css
+    assert "[data-md-color-scheme=slate]" in css  # the rest of the palette is there
+
+
+def test_a_material_whose_palette_css_changed_fails_the_build_by_name():
+    from course import material_css
+    from course.errors import CourseError
+    with pytest.raises(CourseError, match="palette.abc.min.css: Material's palette stylesheet"):
+        material_css.without_switching_rule("body{color:red}", "assets/stylesheets/palette.abc.min.css")

@@ -1,8 +1,23 @@
-"""A lesson inlines its widgets' CSS in <head> (issue 20: one render-blocking request per widget
-was the first paint's cost on a phone), and Material's instant navigation swaps it between pages."""
+"""What keeps a lesson light on a phone (issue 20), checked where a reader would notice.
+
+A long lesson lays out only the blocks near the screen (course.css, content-visibility), and a
+reader still lands where they expect: a contents link, a shared link, a typed address, a reload;
+copying the whole page copies every block, and the last widget goes live when scrolled to. The
+lesson inlines its widgets' CSS in <head>, and Material's instant navigation swaps it."""
 import pytest
 
 LESSON = "c4/l1-ffn/"
+HEADER_GAP = 120  # px: a target lands under Material's sticky header, not hundreds of px away
+
+
+def top_of(page, anchor):
+    return page.evaluate(f"document.getElementById({anchor!r}).getBoundingClientRect().top")
+
+
+def contents_anchors(page):
+    """The anchors of the page's contents list, first to last (Material makes the links absolute)."""
+    return page.evaluate("""() => [...document.querySelectorAll('.md-sidebar--secondary a.md-nav__link')]
+        .map(a => a.hash.slice(1)).filter(Boolean)""")
 
 
 @pytest.fixture
@@ -10,6 +25,93 @@ def desktop(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     yield context
     context.close()
+
+
+def test_blocks_far_below_the_screen_are_not_laid_out_on_arrival(desktop, served_site):
+    _, url = served_site
+    page = desktop.new_page()
+    page.goto(url + LESSON, wait_until="load")
+    shown = page.evaluate("""() => [...document.querySelectorAll('.md-content__inner > .cw-widget')]
+        .map(w => w.firstElementChild.checkVisibility({contentVisibilityAuto: true}))""")
+    assert len(shown) >= 3 and shown[-1] is False, shown
+    assert "cw-full-layout" not in page.evaluate("document.documentElement.className")
+
+
+def test_a_contents_link_lands_its_heading_at_the_top_and_it_stays(desktop, served_site):
+    _, url = served_site
+    page = desktop.new_page()
+    page.goto(url + LESSON, wait_until="load")
+    target = contents_anchors(page)[-2]
+    page.locator(f'.md-sidebar--secondary a[href$="#{target}"]').first.click()
+    page.wait_for_timeout(300)
+    first = top_of(page, target)
+    page.wait_for_timeout(1200)  # blocks above render as the page settles: the heading must not move
+    assert 0 <= first <= HEADER_GAP and abs(top_of(page, target) - first) < 2, (first, top_of(page, target))
+
+
+def test_a_shared_link_and_a_typed_address_land_on_their_heading(desktop, served_site):
+    _, url = served_site
+    page = desktop.new_page()
+    page.goto(url + LESSON, wait_until="load")
+    anchors = contents_anchors(page)
+    page.evaluate(f"location.hash = {'#' + anchors[-4]!r}")  # typed into the address bar
+    page.wait_for_timeout(1500)
+    assert 0 <= top_of(page, anchors[-4]) <= HEADER_GAP, top_of(page, anchors[-4])
+    page.close()
+    linked = desktop.new_page()  # a shared link, opened fresh
+    linked.goto(url + LESSON + "#" + anchors[-3], wait_until="load")
+    linked.wait_for_timeout(1500)
+    assert 0 <= top_of(linked, anchors[-3]) <= HEADER_GAP, top_of(linked, anchors[-3])
+
+
+def test_a_reload_returns_to_the_same_place(desktop, served_site):
+    _, url = served_site
+    page = desktop.new_page()
+    page.goto(url + LESSON, wait_until="load")
+    anchors = contents_anchors(page)
+    anchor = anchors[len(anchors) // 2]
+    page.mouse.move(640, 400)
+    for _ in range(60):  # read down to the middle of the page, as a reader scrolls
+        if top_of(page, anchor) < 300:
+            break
+        page.mouse.wheel(0, 600)
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(800)
+    before = top_of(page, anchor)
+    page.reload(wait_until="load")
+    page.wait_for_timeout(1500)
+    assert abs(top_of(page, anchor) - before) < 8, (before, top_of(page, anchor))
+
+
+def test_copying_the_whole_page_copies_every_block(desktop, served_site):
+    _, url = served_site
+    page = desktop.new_page()
+    page.goto(url + LESSON, wait_until="load")
+    # The last block whose content is skipped on arrival, and its text.
+    skipped = page.evaluate("""() => [...document.querySelectorAll('.md-content__inner > *')]
+        .filter(b => b.firstElementChild && !b.firstElementChild.checkVisibility({contentVisibilityAuto: true}))
+        .map(b => b.textContent)""")
+    assert skipped, "every block was laid out on arrival: nothing is tested here"
+    copied = page.evaluate("""() => { const range = document.createRange();
+        range.selectNodeContents(document.querySelector('.md-content__inner'));
+        const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range);
+        return selection.toString(); }""")
+    tail = " ".join(skipped[-1].split())[-20:]
+    assert tail and tail in " ".join(copied.split()), tail
+
+
+def test_on_a_phone_the_last_widget_goes_live_when_scrolled_to(browser, served_site):
+    _, url = served_site
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(url + LESSON, wait_until="load")
+        last = page.locator(".md-content__inner [data-widget]").last
+        name = last.get_attribute("data-widget")
+        last.scroll_into_view_if_needed()
+        page.wait_for_selector(f'[data-widget="{name}"][data-ready="true"]', timeout=90_000)
+    finally:
+        context.close()
 
 
 def inlined_css(page):
