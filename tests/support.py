@@ -38,6 +38,17 @@ def chromium_path():
     return None
 
 
+def scroll_to_read(locator):
+    """Scroll `locator` into view and wait until it is laid out, as a reader sees it: a lesson's
+    blocks far from the screen skip layout (course.css, content-visibility), and their innerText
+    reads empty until they come near it."""
+    block = locator.locator("xpath=ancestor-or-self::*[parent::*[contains(@class, 'md-content__inner')]]")
+    block.scroll_into_view_if_needed()  # the lesson's block: what it holds has no size until then
+    locator.scroll_into_view_if_needed()
+    locator.element_handle().wait_for_element_state("stable")
+    return locator
+
+
 def open_live_widget(browser, url, widget):
     """A desktop page at `url` with `widget` scrolled into view and its Python running: (context, page)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -57,7 +68,7 @@ def open_phone_widget(browser, url, selector, scheme, js=True):
     context = browser.new_context(viewport={"width": 375, "height": 800}, java_script_enabled=js, color_scheme=scheme)
     page = context.new_page()
     page.goto(url)
-    page.locator(selector).scroll_into_view_if_needed()
+    scroll_to_read(page.locator(selector))
     if js:
         page.wait_for_selector(f'{selector}[data-ready="true"]', timeout=90_000)
     return context, page

@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from support import scroll_to_read
+
 pytestmark = pytest.mark.e2e
 FFN = '[data-exercise="c4/l1/ffn-two-neurons"]'
 LESSON = "c4/l1-ffn/"
@@ -271,6 +273,7 @@ def test_without_javascript_the_exercise_reads_as_a_task_and_code(browser, serve
         page = context.new_page()
         page.goto(served_site[1] + LESSON)
         block = page.locator(FFN)
+        scroll_to_read(block)
         assert "亲手写出两个神经元的 FFN" in block.inner_text()
         assert re.search(r"def ffn\(x, W_up, b_up, W_down\):", block.locator(".cw-exercise__starter").inner_text())
         assert block.locator(".cm-editor").count() == 0

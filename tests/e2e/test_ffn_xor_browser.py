@@ -1,6 +1,8 @@
 """The ffn-xor widget in Chromium: the lesson's three "try this" experiments, clicks and keys only."""
 import pytest
 
+from support import scroll_to_read
+
 pytestmark = pytest.mark.e2e
 ROOT = '[data-widget="ffn-xor"]'
 LIVE = ROOT + '[data-ready="true"]'
@@ -33,18 +35,24 @@ def correct(page):
     return [page.get_attribute(f'{ROOT} [data-row="{row}"]', "data-correct") for row in NAMES]
 
 
-def go_live(page):
-    """Open the lesson's stepper at ③ (the widget's step), then wait for Python."""
+def show(page):
+    """Open the lesson's stepper at ③ (the widget's step) and scroll the widget into view."""
     step_three = page.locator('[data-stepper] button[data-step-to="3"]')
     if step_three.count():
-        step_three.first.click()
-    page.locator(ROOT).scroll_into_view_if_needed()
+        scroll_to_read(step_three.first).click()
+    scroll_to_read(page.locator(ROOT))
+
+
+def go_live(page):
+    """Show the widget, then wait for Python."""
+    show(page)
     page.wait_for_selector(LIVE, timeout=60_000)
 
 
 def test_activation_bias_and_step_by_step(page):
     check = expect()
-    # The build's first state, before Python: ReLU solves it, the seed's example is expanded.
+    # The build's first state (Python, starting, shows the same): ReLU solves it, the seed's example is expanded.
+    show(page)
     assert yhats(page) == ["1", "0", "0", "1"] and out(page, "mse").inner_text() == "0.000"
     assert "(−1) = 1 → ReLU → 1 → × (−2) = −2" in out(page, "steps").inner_text()
     go_live(page)
@@ -141,6 +149,7 @@ def test_without_javascript_the_first_state_is_complete(browser, served_site):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(served_site[1] + "c4/l1-ffn/")
+    scroll_to_read(page.locator(ROOT))
     assert page.get_attribute(ROOT, "data-ready") == "false"
     assert yhats(page) == ["1", "0", "0", "1"]
     assert correct(page) == ["true"] * 4
