@@ -1,6 +1,8 @@
 """A student's session in Chromium against the built site served under /course/."""
 import pytest
 
+from support import scroll_to_read
+
 pytestmark = pytest.mark.e2e
 LIVE = '[data-widget="linear-fit"][data-ready="true"]'
 
@@ -26,8 +28,8 @@ def out(page, name, row=None):
 
 def test_widget_goes_live_then_sliders_and_least_squares_work(page, served_site):
     page.goto(lesson_url(served_site))
+    scroll_to_read(page.locator('[data-widget="linear-fit"]'))
     assert out(page, "mse") == "0.500"  # readable at once: the build's first state
-    page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
     page.wait_for_selector(LIVE, timeout=60_000)
 
     page.focus('[data-widget="linear-fit"] input[name="b"]')
@@ -55,6 +57,7 @@ def test_without_javascript_the_first_state_is_there(browser, served_site):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(lesson_url(served_site))
+    scroll_to_read(page.locator('[data-widget="linear-fit"]'))
     assert page.locator('[data-widget="linear-fit"] [data-out="mse"]').inner_text() == "0.500"
     assert page.locator('[data-widget="linear-fit"] [data-row="好吃"] [data-out="yhat"]').inner_text() == "1.00"
     assert page.get_attribute('[data-widget="linear-fit"]', "data-ready") == "false"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from support import PROJECT_PARTS, ROOT
+from support import PROJECT_PARTS, ROOT, scroll_to_read
 from sitectl import SiteServer
 
 from course.widgets import load_model
@@ -165,6 +165,7 @@ def test_hover_tap_and_arrows_show_a_token(live):
 def test_without_javascript_the_heatmap_is_already_there(browser, heatmap_url):
     context, page = open_page(browser, heatmap_url, java_script_enabled=False)
     try:
+        scroll_to_read(page.locator(ROOT_SEL))
         assert page.get_attribute(ROOT_SEL, "data-ready") == "false"
         data = page_params(page)["data"]
         state = model.view({"neuron": None, "data": data})

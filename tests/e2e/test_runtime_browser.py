@@ -8,6 +8,8 @@ values make it misbehave the ways a real model can: loop forever, return NaN, ra
 import shutil
 
 import pytest
+
+from support import scroll_to_read
 from sitectl import SiteServer
 
 pytestmark = pytest.mark.e2e
@@ -113,7 +115,7 @@ def test_a_missing_view_and_a_failing_mount_have_their_own_messages(page, broken
     assert "「朴素方案」的界面启动时出错" in wait_status(page, LF, "error")
     page.locator('[data-widget="position-wise"]').scroll_into_view_if_needed()
     assert "「逐位置」的界面脚本没能载入" in wait_status(page, '[data-widget="position-wise"]', "error")
-    assert page.locator(f'{LF} [data-out="mse"]').inner_text() == "0.500", "the static first state stays"
+    assert scroll_to_read(page.locator(f'{LF} [data-out="mse"]')).inner_text() == "0.500", "the static first state stays"
 
 
 def test_a_failed_start_is_retried_on_the_next_touch(page, broken_site):

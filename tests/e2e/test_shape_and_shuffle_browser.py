@@ -1,6 +1,8 @@
 """A student in Chromium: switch ffn-shape's scale, shuffle position-wise's tokens."""
 import pytest
 
+from support import scroll_to_read
+
 pytestmark = pytest.mark.e2e
 SHAPE = '[data-widget="ffn-shape"]'
 SHUFFLE = '[data-widget="position-wise"]'
@@ -61,6 +63,7 @@ def test_scale_switch_needs_no_javascript(browser, served_site):
 
 def test_shuffle_moves_rows_and_keeps_every_output(page, served_site):
     page.goto(lesson_url(served_site))
+    scroll_to_read(page.locator(SHUFFLE))
     before = table(page)  # the build's first state, readable at once
     assert [token for _, token, _ in before] == ["小明", "把", "苹果", "给了", "小王"]
     assert [pos for pos, _, _ in before] == ["1", "2", "3", "4", "5"]
