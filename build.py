@@ -7,9 +7,10 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
 
     on_pre_build      load + check data/, derive facts, set up Jinja, prove the exercises
                       (answer passes its check, starter fails it)
-    on_files          drop a rule from Material's palette CSS (course/material_css.py); add vendored Pyodide/KaTeX (KaTeX's CSS with font-display: swap), the trimmed
+    on_files          add vendored Pyodide/KaTeX (KaTeX's CSS with font-display: swap), the trimmed
                       standard library, the widgets' files, the exercises' editor (CodeMirror, bundled by esbuild)
-                      and the exercises' check/hints/answer files to the site
+                      and the exercises' check/hints/answer files to the site; drop a rule from
+                      Material's palette CSS (course/material_css.py)
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list);
                       list the stylesheets the page needs (its widgets', KaTeX's where it has math)
