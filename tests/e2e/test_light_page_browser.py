@@ -6,6 +6,8 @@ copying the whole page copies every block, and the last widget goes live when sc
 lesson inlines its widgets' CSS in <head>, and Material's instant navigation swaps it."""
 import pytest
 
+from support import scroll_to_read
+
 LESSON = "c4/l1-ffn/"
 HEADER_GAP = 120  # px: a target lands under Material's sticky header, not hundreds of px away
 
@@ -35,6 +37,50 @@ def test_blocks_far_below_the_screen_are_not_laid_out_on_arrival(desktop, served
         .map(w => w.firstElementChild.checkVisibility({contentVisibilityAuto: true}))""")
     assert len(shown) >= 3 and shown[-1] is False, shown
     assert "cw-full-layout" not in page.evaluate("document.documentElement.className")
+
+
+@pytest.mark.parametrize("lesson", ["c4/l1-ffn/", "c4/l2-residual/", "c4/l3-norm/", "c4/l4-gating/"])
+def test_every_heading_in_the_contents_is_laid_out_on_arrival(browser, served_site, lesson):
+    # Material's contents follow the reader by reading each listed heading's offsetTop at every
+    # change of the page's height: one inside a skipped block would lay that block out each time.
+    _, url = served_site
+    context = browser.new_context(viewport={"width": 375, "height": 800}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(url + lesson, wait_until="load")
+        skipped = page.evaluate("""() => [...document.querySelectorAll('.md-sidebar--secondary a.md-nav__link')]
+            .map(a => document.getElementById(decodeURIComponent(a.hash.slice(1))))
+            .filter(h => !h.checkVisibility({contentVisibilityAuto: true})).map(h => h.id)""")
+        exercise_titles = page.locator(".cw-exercise__title").count()
+        assert skipped == [] and exercise_titles >= 1, skipped
+    finally:
+        context.close()
+
+
+def test_a_wide_table_becomes_a_keyboard_stop_once_near_the_screen(browser, served_site):
+    # a11y.js measures a table's scroll box when the reader comes near it, not at arrival: measuring
+    # one in a block that skips layout would lay the block out.
+    _, url = served_site
+    context = browser.new_context(viewport={"width": 375, "height": 800}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(url + "c4/l4-gating/", wait_until="load")
+        skipped = page.evaluate("""() => [...document.querySelectorAll('.md-typeset__scrollwrap')]
+            .map((box, i) => box.checkVisibility({contentVisibilityAuto: true}) ? -1 : i).filter(i => i >= 0)""")
+        page.evaluate("document.documentElement.classList.add('cw-full-layout')")
+        wide = page.evaluate("""(skipped) => skipped.filter(i => {
+            const box = document.querySelectorAll('.md-typeset__scrollwrap')[i];
+            return box.scrollWidth > box.clientWidth; })""", skipped)
+        assert wide, f"no table of lesson 4 both skipped at arrival and wider than a phone: {skipped}"
+        page = context.new_page()  # a new visit, laid out as on arrival
+        page.goto(url + "c4/l4-gating/", wait_until="load")
+        box = page.locator(".md-typeset__scrollwrap").nth(wide[-1])
+        assert box.get_attribute("tabindex") is None
+        scroll_to_read(box)
+        page.wait_for_function("(box) => box.getAttribute('tabindex') === '0'", arg=box.element_handle(), timeout=5000)
+        assert box.get_attribute("role") == "region" and box.get_attribute("aria-label")
+    finally:
+        context.close()
 
 
 def test_a_contents_link_lands_its_heading_at_the_top_and_it_stays(desktop, served_site):

@@ -604,10 +604,15 @@ let warming = null; // the widget roots of the page being warmed up
 // Boot Python and import the models of this page's widgets, mounting none: activation
 // (the reader coming near) stays as it was, only quicker. A failure stays quiet here;
 // the widget that needs Python reports it when the reader gets there (and retries).
+// Pyodide (some 4 MB) waits until the page has loaded and the browser is idle; MicroPython
+// (some 0.2 MB, booted in its worker) starts at once: on a phone the reader may be at a widget
+// before the page has settled.
 function warmUp(roots, exercises) {
   warming = roots;
   if (savingData()) return;
-  whenLoadedAndIdle(async () => {
+  const light = widgetEngine() === engines.micropython;
+  if (light) engines.micropython.boot().catch(() => {}); // its files download while the views do
+  (light ? (fn) => fn() : whenLoadedAndIdle)(async () => {
     if (warming !== roots) return; // the reader has already moved to another page
     // An exercise's first run then starts at once; not on the MicroPython path, where Pyodide
     // is downloaded only when the student runs one.
@@ -637,18 +642,35 @@ function scan() {
   }
   if (roots.length === 0 && exercises.length === 0) return; // pages without either never boot Python
   warmUp(roots, exercises.length > 0);
+  // A widget comes alive when it comes near the screen. In a lesson block that skips layout
+  // (course.css) the widget has no box until the block is laid out, frames later on a slow
+  // phone: the block is watched, and the widget itself where it is hidden (a ①②③ step not
+  // shown yet), which has no box either way.
+  const waiting = new Map(); // watched element -> the widget roots it stands for
+  const watch = (element, root) => {
+    if (!waiting.has(element)) {
+      waiting.set(element, []);
+      observer.observe(element);
+    }
+    waiting.get(element).push(root);
+  };
   observer = new IntersectionObserver(
     (entries) => {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
         observer.unobserve(entry.target);
-        activate(entry.target);
+        const near = waiting.get(entry.target);
+        waiting.delete(entry.target);
+        for (const root of near) {
+          if (root === entry.target || (root.checkVisibility && root.checkVisibility())) activate(root);
+          else watch(root, root);
+        }
       }
     },
     { rootMargin: "400px 0px" },
   );
   for (const root of roots) {
-    observer.observe(root);
+    watch(root.closest(".md-content__inner > *") || root, root);
     armWake(root);
   }
 }
