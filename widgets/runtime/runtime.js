@@ -14,8 +14,8 @@
 // starts only when the student runs one, and on a metered connection exercise.js first says
 // what the download costs (downloadCost).
 //
-// Warm-up: once a page with widgets has loaded and the browser is idle, Python boots
-// in the background and the page's models are imported, so that a reader who spends a
+// Warm-up: Python boots in the background and the page's models are imported (Pyodide once
+// the page has loaded and the browser is idle, MicroPython at once), so that a reader who spends a
 // few seconds on the text finds a widget live as soon as it comes near. Not where the
 // reader asked to save data or the connection is 2G: there Python waits for a widget.
 //
