@@ -37,20 +37,25 @@ async function checkWasm() {
   if (!response.ok) throw new Error(`取不到 micropython.wasm（HTTP ${response.status}）`);
 }
 
+// MicroPython is fetched and started as soon as the worker runs, before the page's boot
+// message (which waits for the list of shared modules on a main thread that may be busy).
+// Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at once, with its name.
+const starting = Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]).then(([{ loadMicroPython }]) =>
+  loadMicroPython({
+    url: INDEX_URL + "micropython.wasm",
+    heapsize: HEAP_BYTES,
+    stdout: (line) => console.log(line),
+    stderr: (line) => console.error(line),
+  }));
+starting.catch(() => {}); // awaited in boot; a failure is reported there
+
 async function boot(sharedModules, size) {
   progress(`下载 Python 运行时（MicroPython${size ? `，${size}` : ""}，只需一次）…`);
   const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
     .map((url) => fetchText(url)));
   sources.catch(() => {}); // awaited below; a failure is reported there
-  // Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at once, with its name.
-  const [{ loadMicroPython }] = await Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]);
+  mp = await starting;
   progress("启动 Python…");
-  mp = await loadMicroPython({
-    url: INDEX_URL + "micropython.wasm",
-    heapsize: HEAP_BYTES,
-    stdout: (line) => console.log(line),
-    stderr: (line) => console.error(line),
-  });
   const [bridgeSource, ...shared] = await sources;
   mp.FS.mkdir(HOME);
   mp.FS.writeFile(`${HOME}/_cw_mp_bridge.py`, bridgeSource);

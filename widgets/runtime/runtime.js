@@ -201,8 +201,10 @@ class Engine {
   }
 
   // A worker booting Python: {own, up}. Its messages count only once it is `worker`; a spare's
-  // own boot progress is not the page's news.
-  spawn(modules, size) {
+  // own boot progress is not the page's news. The worker starts at once (MicroPython's worker fetches
+  // its runtime while the page is still busy); it is told to boot when `setup` gives the
+  // shared modules' names and the download's size text.
+  spawn(setup) {
     const own = new Worker(WORKERS[this.name], { type: "module" });
     const up = new Promise((resolve, reject) => {
       let ready = false; // Python has started in `own`
@@ -225,9 +227,11 @@ class Engine {
         event.preventDefault();
         reject(new Error(event.message || "Web Worker 无法启动"));
       };
+      setup.then(({ modules, size }) => {
+        own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size });
+      }, reject);
     });
     up.catch(() => {});
-    own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size });
     return { own, up };
   }
 
@@ -235,14 +239,15 @@ class Engine {
     if (typeof WebAssembly !== "object") {
       return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
     }
-    return Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
+    const setup = Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
       const bytes = known[this.name]?.gzip;
-      const next = this.spare || this.spawn(modules, bytes ? sizeText(bytes) : ""); // the spare goes first
-      this.spare = null;
-      this.worker = next.own;
-      next.up.then(() => this.bootSpare(), () => {});
-      return next.up;
+      return { modules, size: bytes ? sizeText(bytes) : "" };
     });
+    const next = this.spare || this.spawn(setup); // the spare goes first
+    this.spare = null;
+    this.worker = next.own;
+    next.up.then(() => this.bootSpare(), () => {});
+    return next.up;
   }
 
   // A second Pyodide (some 50 MB) for exercises, where the widgets' runtime is Pyodide too (a
@@ -257,7 +262,7 @@ class Engine {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
     Promise.all([sharedModules, sizes()]).then(([modules]) => {
       if (this.spare || !spareWanted) return;
-      this.spare = this.spawn(modules, "");
+      this.spare = this.spawn(Promise.resolve({ modules, size: "" }));
       this.spare.up.catch(() => {
         if (this.spare) this.spare.own.terminate();
         this.spare = null;
