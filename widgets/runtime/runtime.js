@@ -260,13 +260,10 @@ class Engine {
 
   bootSpare() {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
-    Promise.all([sharedModules, sizes()]).then(([modules]) => {
-      if (this.spare || !spareWanted) return;
-      this.spare = this.spawn(Promise.resolve({ modules, size: "" }));
-      this.spare.up.catch(() => {
-        if (this.spare) this.spare.own.terminate();
-        this.spare = null;
-      });
+    this.spare = this.spawn(sharedModules.then((modules) => ({ modules, size: "" })));
+    this.spare.up.catch(() => {
+      if (this.spare) this.spare.own.terminate();
+      this.spare = null;
     });
   }
 
@@ -617,7 +614,7 @@ function warmUp(roots, exercises) {
   if (savingData()) return;
   const light = widgetEngine() === engines.micropython;
   if (light) engines.micropython.boot().catch(() => {}); // its files download while the views do
-  (light ? (fn) => fn() : whenLoadedAndIdle)(async () => {
+  const warm = async () => {
     if (warming !== roots) return; // the reader has already moved to another page
     // An exercise's first run then starts at once; not on the MicroPython path, where Pyodide
     // is downloaded only when the student runs one.
@@ -628,7 +625,9 @@ function warmUp(roots, exercises) {
     for (const [i, name] of names.entries()) {
       if (views[i] && views[i].python !== false) loadModel(name).catch(() => {});
     }
-  });
+  };
+  if (light) warm();
+  else whenLoadedAndIdle(warm);
 }
 
 let observer = null;
