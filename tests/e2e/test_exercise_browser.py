@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from support import scroll_to_read
 
@@ -82,7 +83,7 @@ def test_a_wrong_answer_names_the_input_and_a_right_one_stays_solved(context, se
     assert page.get_attribute(FFN, "data-solved") == "true"
     assert not any(u.endswith("answer.json") for u in page.requests)  # fetched only when revealed
     page.locator(f"{FFN} button[data-action=answer]").click()
-    assert "def ffn(x, W_up, b_up, W_down):" in answer.inner_text()
+    expect(answer).to_contain_text("def ffn(x, W_up, b_up, W_down):")  # answer.json arrives after the click
     assert any(u.endswith("answer.json") for u in page.requests)
     page.reload()
     page.locator(FFN).scroll_into_view_if_needed()
@@ -90,7 +91,7 @@ def test_a_wrong_answer_names_the_input_and_a_right_one_stays_solved(context, se
     assert page.get_attribute(FFN, "data-solved") == "true"
     assert "上次你已经通过" in verdict(page).inner_text()
     assert "+ b_up[j] for j in range(len(b_up))]" in page.locator(f"{FFN} .cm-content").inner_text()
-    assert "def ffn(x, W_up, b_up, W_down):" in answer.inner_text()  # the revealed answer stays revealed
+    expect(answer).to_contain_text("def ffn(x, W_up, b_up, W_down):")  # the revealed answer stays revealed
 
 
 def test_hints_open_one_at_a_time_and_are_kept(context, served_site):
