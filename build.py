@@ -14,6 +14,8 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_page_markdown  render the lesson's Jinja, then check the result
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list);
                       list the stylesheets the page needs (its widgets', KaTeX's where it has math)
+                      and its widgets (MicroPython's early start on a phone, widgets/runtime/early.js)
+    on_env            the runtime's early script, inlined in every page's <head>
     on_post_page      fail on TeX source left in a built page
     on_template_context  (404.html) without SITE_URL, link relative to the site's root folder
     on_post_build     split long Chinese words in Material's search index
@@ -161,7 +163,14 @@ def on_page_content(html, page, config, files):
     # runtime's and each embedded widget's inlined where there are widgets or exercises.
     page.meta["stylesheets"], page.meta["inline_css"] = widgets.split_stylesheets(widgets.page_stylesheets(
         _build["widgets"].embedded, _build["exercises"].embedded, katex.has_math(html)))
+    page.meta["python_widgets"] = widgets.python_widgets(_build["widgets"].embedded)  # for early.js
     return html
+
+
+@_reported
+def on_env(env, config, files):
+    env.globals["cw_early_js"] = widgets.early_script()  # theme/main.html inlines it in <head>
+    return env
 
 
 @_reported

@@ -1,9 +1,10 @@
 """The lessons on a simulated phone: Chromium with its CPU slowed 4x and a mobile network.
 
-    python benchmarks/phone.py [--site DIR] [--runs 3] [--pages l1,l2] [--profiles 4g,slow4g]
+    python benchmarks/phone.py [--site DIR [--site DIR2]] [--runs 3] [--pages l1,l2] [--profiles 4g,slow4g]
                                [--json out.json] [--compare before.json]
 
-Builds the site into a scratch folder (or takes --site, a built one), serves it under /course/
+Builds the site into a scratch folder (or takes --site, a built one; two or more --site are
+measured in turn, run by run, so that all see the same machine load), serves it under /course/
 with gzip as GitHub Pages does (tests/sitectl.py: text types and WebAssembly, level 6), and
 opens each page in a fresh 375x812 touch context (device scale 2, cold cache) with the CPU
 slowed 4x (CDP Emulation.setCPUThrottlingRate) and the network shaped (CDP
@@ -26,6 +27,7 @@ requests show. Medians of --runs; --json writes every run, --compare prints a JS
 earlier run beside this one.
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -223,12 +225,14 @@ def table(results, label):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--site", help="a built site (default: build this checkout into a scratch folder)")
+    parser.add_argument("--site", action="append",
+                        help="a built site (default: build this checkout into a scratch folder); two or more "
+                             "are measured in turn, run by run, so that all see the same machine load")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pages", default=",".join(PAGES), help=f"comma-separated, of {', '.join(PAGES)}")
     parser.add_argument("--profiles", default=",".join(PROFILES), help=f"comma-separated, of {', '.join(PROFILES)}")
     parser.add_argument("--modes", default="idle,at_once,reading", help="which visits (idle is always made)")
-    parser.add_argument("--json", help="write the runs and medians here")
+    parser.add_argument("--json", help="write the runs and medians here (with several --site, a list of them)")
     parser.add_argument("--compare", help="a JSON written by an earlier run, printed above this one")
     parser.add_argument("--label", default=None, help="a name for this run in the JSON (default: the commit)")
     args = parser.parse_args()
@@ -238,45 +242,55 @@ def main():
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        site = Path(args.site) if args.site else Path(tmp) / "site"
+        sites = [Path(site) for site in args.site] if args.site else [Path(tmp) / "site"]
         if not args.site:
-            build(site)
+            build(sites[0])
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True).stdout.strip()
-        label = args.label or (str(site) if args.site else f"{commit} + working tree")
-        server = SiteServer(site, gzip=True)
-        runs = {page: {profile: [] for profile in profiles} for page in pages}
+        labels = [str(site) for site in sites] if args.site else [f"{commit} + working tree"]
+        if args.label and len(sites) == 1:
+            labels = [args.label]
+        servers = [SiteServer(site, gzip=True) for site in sites]
+        runs = [{page: {profile: [] for profile in profiles} for page in pages} for _ in sites]
         load_avg = os.getloadavg()[0]
-        with server as url, sync_playwright() as p:
+        with contextlib.ExitStack() as stack, sync_playwright() as p:
+            urls = [stack.enter_context(server) for server in servers]
             browser = p.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS)
             for run in range(args.runs):
                 for page in pages:
                     for profile in profiles:
-                        phone = Phone(browser, server, profile)
-                        address = url + PAGES[page]
-                        got = {"idle": phone.idle(address)}
-                        got["at_once"] = phone.at_once(address) if "at_once" in modes else None
-                        got["reading"] = phone.reading(address) if "reading" in modes else None
-                        runs[page][profile].append(got)
-                        i, a, r = got["idle"], got["at_once"], got["reading"]
-                        print(f"run {run + 1} {page:4} {profile:6}: DCL {seconds(i['dcl'])} s, load "
-                              f"{seconds(i['load'])} s, {i['bytes'] / 1024:,.0f} KB before input"
-                              f"{' (pyodide)' if i['pyodide'] else ''}; live at once "
-                              f"{seconds(a and a['live'])} s, after reading {seconds(r and r['live'])} s "
-                              f"({(a or r or {}).get('runtime', '-')})", flush=True)
+                        for s, (server, url) in enumerate(zip(servers, urls)):
+                            phone = Phone(browser, server, profile)
+                            address = url + PAGES[page]
+                            got = {"idle": phone.idle(address)}
+                            got["at_once"] = phone.at_once(address) if "at_once" in modes else None
+                            got["reading"] = phone.reading(address) if "reading" in modes else None
+                            runs[s][page][profile].append(got)
+                            i, a, r = got["idle"], got["at_once"], got["reading"]
+                            which = f" [{s + 1}]" if len(sites) > 1 else ""
+                            print(f"run {run + 1}{which} {page:4} {profile:6}: DCL {seconds(i['dcl'])} s, load "
+                                  f"{seconds(i['load'])} s, {i['bytes'] / 1024:,.0f} KB before input"
+                                  f"{' (pyodide)' if i['pyodide'] else ''}; live at once "
+                                  f"{seconds(a and a['live'])} s, after reading {seconds(r and r['live'])} s "
+                                  f"({(a or r or {}).get('runtime', '-')})", flush=True)
             browser.close()
-        results = {page: {profile: summary(rs) for profile, rs in by.items()} for page, by in runs.items()}
-        meta = {"label": label, "commit": commit, "runs": args.runs, "cpu_slowdown": CPU_SLOWDOWN,
-                "profiles": {k: PROFILES[k] for k in profiles}, "viewport": PHONE["viewport"],
-                "load_average_at_start": round(load_avg, 2), "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        written = []
         if args.compare:
             earlier = json.loads(Path(args.compare).read_text(encoding="utf-8"))
-            table(earlier["medians"], f"earlier: {earlier['meta']['label']} ({earlier['meta']['when']}, "
-                                      f"load average {earlier['meta']['load_average_at_start']})")
-        table(results, f"this: {label} ({meta['when']}, median of {args.runs}, load average {load_avg:.1f} at the start)")
+            for one in earlier if isinstance(earlier, list) else [earlier]:
+                table(one["medians"], f"earlier: {one['meta']['label']} ({one['meta']['when']}, "
+                                      f"load average {one['meta']['load_average_at_start']})")
+        for s, label in enumerate(labels):
+            results = {page: {profile: summary(rs) for profile, rs in by.items()} for page, by in runs[s].items()}
+            meta = {"label": label, "commit": commit, "runs": args.runs, "cpu_slowdown": CPU_SLOWDOWN,
+                    "profiles": {k: PROFILES[k] for k in profiles}, "viewport": PHONE["viewport"],
+                    "load_average_at_start": round(load_avg, 2), "when": when}
+            table(results, f"this: {label} ({when}, median of {args.runs}, load average {load_avg:.1f} at the start)")
+            written.append({"meta": meta, "medians": results, "runs": runs[s]})
         print("times: DCL/load/FCP from navigation; live at once from navigation; live after 6 s from the scroll")
         if args.json:
-            Path(args.json).write_text(json.dumps({"meta": meta, "medians": results, "runs": runs}, indent=1),
+            Path(args.json).write_text(json.dumps(written[0] if len(written) == 1 else written, indent=1),
                                        encoding="utf-8")
 
 

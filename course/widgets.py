@@ -10,6 +10,7 @@ Shared Python used by models (number formatting) lives in `widgets/common/`.
 import ast
 import importlib.util
 import json
+import subprocess
 import sys
 
 import jinja2
@@ -172,6 +173,29 @@ def page_stylesheets(embedded, exercises, math):
         if css.exists():
             out.append("widgets/" + css.relative_to(WIDGETS).as_posix())
     return out
+
+
+def python_widgets(embedded):
+    """The widgets among `embedded` whose view calls its model in the browser (not those whose
+    view.js says `export const python = false;`), once each: early.js fetches their models."""
+    return [name for name in dict.fromkeys(embedded)
+            if "export const python = false;" not in (folder_of(name) / "view.js").read_text(encoding="utf-8")]
+
+
+def early_script():
+    """widgets/runtime/early.js, minified by esbuild, inlined in every page's <head>
+    (theme/main.html): the runtime's choice and MicroPython's early start run before the body
+    arrives, with no request first, and every page carries it (its comments stay in the source)."""
+    source = WIDGETS / "runtime" / "early.js"
+    rel = source.relative_to(ROOT).as_posix()
+    from .editor_bundle import ESBUILD
+    if not ESBUILD.exists():
+        raise CourseError("node_modules/.bin/esbuild", "missing: run `npm ci` to install the pinned front-end packages")
+    done = subprocess.run([str(ESBUILD), "--minify", "--target=es2020", "--log-level=error"],
+                          input=source.read_text(encoding="utf-8"), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CourseError(rel, f"esbuild failed: {done.stderr.strip()}")
+    return Markup(done.stdout.strip())  # esbuild writes "</script" in a string as "<\/script"
 
 
 # Site paths of the CSS that widgets/ ships, beside their sources: a page inlines these.

@@ -1,7 +1,8 @@
 """What keeps a page light (issue 20): it uses only the stylesheets it needs, inlines the small
 ones (Material's instant navigation swapping them is checked in Chromium:
-tests/e2e/test_light_page_browser.py), KaTeX's fonts swap in, and Material's palette CSS drops
-the rule that restyled the whole page twice at load."""
+tests/e2e/test_light_page_browser.py), KaTeX's fonts swap in, Material's palette CSS drops the
+rule that restyled the whole page twice at load, and the widgets' runtime is chosen in <head>,
+where a phone starts MicroPython before the lesson has arrived."""
 import re
 
 import pytest
@@ -85,3 +86,48 @@ def test_a_material_whose_palette_css_changed_fails_the_build_by_name():
     from course.errors import CourseError
     with pytest.raises(CourseError, match="palette.abc.min.css: Material's palette stylesheet"):
         material_css.without_switching_rule("body{color:red}", "assets/stylesheets/palette.abc.min.css")
+
+
+@pytest.mark.parametrize("rel", ["index.html", "404.html", *LESSONS])
+def test_every_page_runs_the_runtimes_choice_in_its_head(site_dir, rel):
+    """widgets/runtime/early.js, minified, in <head> before the body: on a phone it starts
+    MicroPython while the lesson is still arriving, and runtime.js reads its choice on every page
+    (Material's instant navigation runs no new page's head scripts)."""
+    html = (site_dir / rel).read_text(encoding="utf-8")
+    head = html[:html.index("<body")]
+    script = widgets.early_script()
+    assert f"<script>{script}</script>" in head
+    assert "function" in script and "//" not in script.replace("://", "")  # minified: no comments shipped
+
+
+@pytest.mark.parametrize("rel", LESSONS)
+def test_a_lesson_names_its_python_widgets_for_the_early_start(site_dir, rel):
+    html = (site_dir / rel).read_text(encoding="utf-8")
+    head = html[:html.index("<body")]
+    meta = re.search(r'<meta name="cw-python" content="([^"]+)" data-worker="([^"]+)">', head)
+    assert meta, "a lesson with widgets says so before its body"
+    held = set(re.findall(r'data-widget="([a-z0-9-]+)"', html[html.index("<body"):]))
+    no_python = {name for name in held if "export const python = false;" in
+                 (widgets.folder_of(name) / "view.js").read_text(encoding="utf-8")}
+    assert set(meta.group(1).split()) == held - no_python
+    worker = (site_dir / rel).parent / meta.group(2)
+    assert worker.resolve() == (site_dir / "widgets/runtime/mp_worker.js").resolve() and worker.is_file()
+
+
+def test_the_home_page_starts_no_python(site_dir):
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    assert '<meta name="cw-python" content=' not in html
+
+
+def test_an_early_script_that_breaks_fails_with_its_file_and_one_that_says_script_stays_inline(tmp_path, monkeypatch):
+    folder = tmp_path / "widgets"
+    (folder / "runtime").mkdir(parents=True)
+    early = folder / "runtime" / "early.js"
+    monkeypatch.setattr(widgets, "WIDGETS", folder)
+    monkeypatch.setattr(widgets, "ROOT", tmp_path)
+    early.write_text("const s = '</script>';\nconsole.log(s);\n", encoding="utf-8")
+    assert "</script" not in widgets.early_script()  # the page's <script> does not end there
+    early.write_text("const s = (;\n", encoding="utf-8")
+    with pytest.raises(widgets.CourseError) as caught:
+        widgets.early_script()
+    assert "widgets/runtime/early.js" in str(caught.value) and "esbuild" in str(caught.value)

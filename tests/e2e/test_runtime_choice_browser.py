@@ -1,6 +1,6 @@
-"""Which Python runs the widgets, in Chromium (widgets/runtime/runtime.js, chooseRuntime): a
-phone-sized touch screen gets MicroPython and downloads no Pyodide until the student runs an
-exercise; a desktop gets Pyodide; a desktop whose Pyodide cannot be fetched falls back to
+"""Which Python runs the widgets, in Chromium (widgets/runtime/early.js, chooseRuntime): a
+phone-sized touch screen gets MicroPython, started before the page has arrived, and downloads
+no Pyodide until the student runs an exercise; a desktop gets Pyodide; a desktop whose Pyodide cannot be fetched falls back to
 MicroPython. On the MicroPython path every ported widget goes live and a control change shows
 what the same model gives in CPython; on a metered connection an exercise says what Pyodide's
 download costs (computed by the build from the files it ships) before it fetches it."""
@@ -122,11 +122,11 @@ def test_the_rule():
     }
     import subprocess
     script = ("const src = require('fs').readFileSync(process.argv[1], 'utf8');"
-              "const body = src.slice(src.indexOf('export function chooseRuntime'), src.indexOf('/** What chooseRuntime'));"
-              "const chooseRuntime = new Function(body.replace('export ', '') + '; return chooseRuntime;')();"
+              "const body = src.slice(src.indexOf('function chooseRuntime'), src.indexOf('/** What chooseRuntime'));"
+              "const chooseRuntime = new Function(body + '; return chooseRuntime;')();"
               "const cases = JSON.parse(process.argv[2]);"
               "console.log(JSON.stringify(Object.fromEntries(Object.entries(cases).map(([k, [env]]) => [k, chooseRuntime(env)]))));")
-    out = subprocess.run(["node", "-e", script, str(ROOT / "widgets/runtime/runtime.js"), json.dumps(cases)],
+    out = subprocess.run(["node", "-e", script, str(ROOT / "widgets/runtime/early.js"), json.dumps(cases)],
                          capture_output=True, text=True, check=True).stdout
     got = json.loads(out)
     for why, (_, name) in cases.items():
@@ -163,6 +163,48 @@ def test_a_phone_gets_micropython_and_no_pyodide_until_an_exercise_runs(open_pag
     page.wait_for_function(f"""(before) => JSON.stringify([...document.querySelectorAll('{NT} [data-out]')]
         .map((e) => e.innerText)) !== JSON.stringify(before)""", arg=before, timeout=90_000)
     assert not page.console_errors, page.console_errors
+
+
+# Notes each Worker the page makes: its script, and whether runtime.js (a module that runs once
+# the page is parsed) made it, or the page's own <head>.
+COUNT_WORKERS = """
+window.cwWorkers = [];
+const CountedWorker = window.Worker;
+window.Worker = class extends CountedWorker {
+  constructor(url, ...args) {
+    super(url, ...args);
+    if (String(url).includes("widgets/runtime/")) {  // not Material's search worker
+      window.cwWorkers.push({ url: String(url), byRuntime: new Error().stack.includes("runtime.js") });
+    }
+  }
+};
+"""
+
+
+def test_on_a_phone_python_starts_before_the_page_has_arrived(open_page, served_site):
+    """early.js makes MicroPython's worker from <head>, which downloads the runtime and the page's
+    models while the page arrives, and runtime.js takes that worker over: one MicroPython, not
+    two, each model fetched once, and the widget answers from it as CPython does."""
+    page = open_page(PHONE, COUNT_WORKERS)
+    page.goto(served_site[1] + NORM)
+    assert go_live(page, "norm-token") == "micropython"
+    workers = page.evaluate("window.cwWorkers")
+    assert [w["url"].split("/widgets/")[-1] for w in workers] == ["runtime/mp_worker.js"], workers
+    assert not workers[0]["byRuntime"], "early.js starts the worker from <head>; runtime.js takes it over"
+    names = page.get_attribute('meta[name="cw-python"]', "content").split()
+    assert "norm-token" in names and "norm-placement" in names
+    models = [url for url in page.requests if url.endswith("/model.py")]
+    assert {url.split("/widgets/")[-1] for url in models} >= {f"{n.replace('-', '_')}/model.py" for n in names}
+    assert len(models) == len(set(models)), "each model is fetched once: the early fetch is the one imported"
+    answers_as_in_cpython(page, "norm-token", 'input[name="w"]', "End")
+    assert not page.console_errors, page.console_errors
+
+
+def test_a_desktop_starts_no_python_early(open_page, served_site):
+    page = open_page(DESKTOP, COUNT_WORKERS)
+    page.goto(served_site[1] + NORM, wait_until="domcontentloaded")
+    assert page.evaluate("window.cwRuntime.choice") == {"name": "pyodide", "why": "desktop"}
+    assert page.evaluate("window.cwWorkers") == []  # Pyodide waits until the page has loaded and is idle
 
 
 def test_on_a_cellular_connection_the_exercise_says_what_pyodide_costs_first(open_page, served_site):

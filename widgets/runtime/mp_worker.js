@@ -1,6 +1,10 @@
 // The widgets' Python on the light path: MicroPython's WebAssembly port (about 0.2 MB), in this
 // module worker. Same messages as worker.js for widget calls (runtime.js picks the worker):
-// Messages in:  {type: "boot", sharedModules, size}       start MicroPython, write widgets/common/*.py
+// Messages in:  {type: "start"}                          fetch and start MicroPython (runtime.js, at once)
+//               {type: "boot", sharedModules?, size?}     start MicroPython, write widgets/common/*.py
+//                                                        (without the names, read shared-modules.json)
+//               {type: "prefetch", folders}              download, but do not start, MicroPython, the
+//                                                        shared modules and these widgets' models (early.js)
 //               {id, type: "load", folder, url}          import widgets/<folder>/model.py
 //               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
@@ -11,6 +15,8 @@
 const INDEX_URL = new URL("../../assets/vendor/micropython/", import.meta.url).href;
 const COMMON_URL = new URL("../common/", import.meta.url);
 const BRIDGE_URL = new URL("./mp_bridge.py", import.meta.url);
+const SHARED_URL = new URL("./shared-modules.json", import.meta.url);
+const WASM_URL = INDEX_URL + "micropython.wasm";
 const HOME = "/widgets";
 // The heap MicroPython starts with; it grows when a model needs more (the pyscript variant).
 const HEAP_BYTES = 4 * 1024 * 1024;
@@ -18,6 +24,8 @@ const HEAP_BYTES = 4 * 1024 * 1024;
 let mp;
 let bridge; // mp_bridge.py: load(module), call(module, fn, params_json)
 let booted = null;
+let starting = null; // Promise: MicroPython started (start)
+const ahead = new Map(); // url -> Promise of its text, downloaded ahead ("prefetch"), taken once
 
 const progress = (text) => postMessage({ type: "progress", text });
 
@@ -27,34 +35,64 @@ async function fetchText(url) {
   return response.text();
 }
 
+// A file's text, from the download made ahead where there was one (fetched again if it failed).
+function fetchOnce(url) {
+  const early = ahead.get(String(url));
+  ahead.delete(String(url));
+  return early ? early.catch(() => fetchText(url)) : fetchText(url);
+}
+
 async function checkWasm() {
   let response;
   try {
-    response = await fetch(INDEX_URL + "micropython.wasm", { method: "HEAD" });
+    response = await fetch(WASM_URL, { method: "HEAD" });
   } catch {
     throw new Error("取不到 micropython.wasm");
   }
   if (!response.ok) throw new Error(`取不到 micropython.wasm（HTTP ${response.status}）`);
 }
 
-// MicroPython is fetched and started as soon as the worker runs, before the page's boot
-// message (which waits for the list of shared modules on a main thread that may be busy).
-// Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at once, with its name.
-const starting = Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]).then(([{ loadMicroPython }]) =>
-  loadMicroPython({
-    url: INDEX_URL + "micropython.wasm",
-    heapsize: HEAP_BYTES,
-    stdout: (line) => console.log(line),
-    stderr: (line) => console.error(line),
-  }));
-starting.catch(() => {}); // awaited in boot; a failure is reported there
+// MicroPython is fetched and started on "start", which runtime.js sends as it makes this worker,
+// before the page's boot message (which waits for the list of shared modules on a main thread that
+// may be busy). Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at
+// once, with its name.
+function start() {
+  starting ??= Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]).then(([{ loadMicroPython }]) =>
+    loadMicroPython({
+      url: WASM_URL,
+      heapsize: HEAP_BYTES,
+      stdout: (line) => console.log(line),
+      stderr: (line) => console.error(line),
+    }));
+  starting.catch(() => {}); // awaited in boot; a failure is reported there
+  return starting;
+}
+
+// Made by early.js while the page is still arriving: download what booting will need, so that the
+// boot finds it here or in the browser's HTTP cache (the .wasm), but compile and start nothing: on
+// a phone with few cores that work slowed the page's own start (benchmarks/main_thread.py).
+function prefetch(folders) {
+  const ask = (url) => {
+    const text = fetchText(url);
+    text.catch(() => {}); // fetched again when it is needed
+    ahead.set(String(url), text);
+    return text;
+  };
+  import(`${INDEX_URL}micropython.mjs`).catch(() => {});
+  fetch(WASM_URL).then((response) => response.arrayBuffer()).catch(() => {});
+  ask(BRIDGE_URL);
+  ask(SHARED_URL).then((text) => JSON.parse(text).forEach((name) => ask(new URL(`${name}.py`, COMMON_URL))), () => {});
+  for (const folder of folders) ask(new URL(`../${folder}/model.py`, import.meta.url));
+}
 
 async function boot(sharedModules, size) {
   progress(`下载 Python 运行时（MicroPython${size ? `，${size}` : ""}，只需一次）…`);
+  start();
+  sharedModules ??= JSON.parse(await fetchOnce(SHARED_URL));
   const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
-    .map((url) => fetchText(url)));
+    .map((url) => fetchOnce(url)));
   sources.catch(() => {}); // awaited below; a failure is reported there
-  mp = await starting;
+  mp = await start();
   progress("启动 Python…");
   const [bridgeSource, ...shared] = await sources;
   mp.FS.mkdir(HOME);
@@ -69,7 +107,7 @@ async function handle({ id, type, folder, url, fn, params }) {
   const module = `${folder}_model`;
   if (type === "load") {
     progress("载入组件的 Python 模型…");
-    mp.FS.writeFile(`${HOME}/${module}.py`, await fetchText(url));
+    mp.FS.writeFile(`${HOME}/${module}.py`, await fetchOnce(url));
     postMessage({ type: "started", id });
     bridge.load(module);
     return "null";
@@ -100,6 +138,8 @@ function describe(error) {
 }
 
 self.onmessage = async ({ data }) => {
+  if (data.type === "prefetch") return prefetch(data.folders);
+  if (data.type === "start") return start();
   if (data.type === "boot") {
     booted ??= boot(data.sharedModules, data.size).catch((error) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });

@@ -7,7 +7,7 @@
 // data-ready turns "true". The module survives Material's instant navigation, so
 // Python boots once per visit.
 //
-// Two runtimes run the same models (chooseRuntime says which, once per visit): Pyodide
+// Two runtimes run the same models (early.js's chooseRuntime says which, once per visit): Pyodide
 // (worker.js) on a desktop, MicroPython's WebAssembly port (mp_worker.js) on a phone, a slow
 // or metered connection or a small device, and wherever Pyodide fails to start. Exercises run
 // the student's code in CPython's semantics, so always on Pyodide: on the MicroPython path it
@@ -32,7 +32,6 @@ const WORKERS = {
   micropython: new URL("./mp_worker.js", import.meta.url),
 };
 const LABELS = { pyodide: "Pyodide", micropython: "MicroPython" };
-const OVERRIDE_KEY = "cw-runtime"; // localStorage: an author's ?runtime= choice, kept for the visit and after
 const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not from when it was queued
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
@@ -71,59 +70,16 @@ export class WidgetError extends Error {
 
 // --- which Python runs the widgets ------------------------------------------------------------
 
-/**
- * The widgets' runtime for a reader's browser: {name: "pyodide" | "micropython", why}. Pure, so
- * that a test can hand it any browser; `env` is what runtimeEnvironment() reads:
- * {override, coarse, screenMin, connection: {saveData, effectiveType, type}, memory}.
- *
- * Measured in Chromium: Pyodide is some 4.4 MB compressed to download and boots in about 3 s on
- * a 2-core desktop; MicroPython's WebAssembly port is about 0.2 MB and boots in 0.26 s (0.54 s
- * with the CPU 4× slower), and runs widget math about 12× slower than CPython, still tens of
- * milliseconds a call for most widgets. A phone would spend seconds and megabytes on Pyodide
- * before a widget moved; a desktop can afford it and gets the CPython that exercises use. So
- * MicroPython wherever megabytes or seconds are dear: the reader saves data, the connection is
- * cellular or slower than 4G, the device says it has under 4 GB, or it is a phone-sized touch
- * screen (coarse pointer, shorter side under 768 CSS px: phones, not tablets).
- */
-export function chooseRuntime(env) {
-  if (env.override === "pyodide" || env.override === "micropython") return { name: env.override, why: "override" };
-  const connection = env.connection || {};
-  if (connection.saveData) return { name: "micropython", why: "save-data" };
-  if (connection.type === "cellular") return { name: "micropython", why: "cellular" };
-  if (/^(slow-2g|2g|3g)$/.test(connection.effectiveType || "")) return { name: "micropython", why: "slow-connection" };
-  if (env.memory !== undefined && env.memory < 4) return { name: "micropython", why: "low-memory" };
-  if (env.coarse && env.screenMin < 768) return { name: "micropython", why: "phone" };
-  return { name: "pyodide", why: "desktop" };
-}
+// widgets/runtime/early.js, inlined in every page's <head>, chose the runtime for this visit
+// (chooseRuntime there says how) and may have started MicroPython's worker already.
+const EARLY = window.cwRuntime;
 
-/** What chooseRuntime reads from this browser. `?runtime=micropython|pyodide` in a page's URL
- * forces a runtime (kept in localStorage for later visits); `?runtime=auto` forgets it. */
-export function runtimeEnvironment() {
-  let override = null;
-  try {
-    const asked = new URLSearchParams(location.search).get("runtime");
-    if (asked === "auto") localStorage.removeItem(OVERRIDE_KEY);
-    else if (asked) localStorage.setItem(OVERRIDE_KEY, asked);
-    override = localStorage.getItem(OVERRIDE_KEY);
-  } catch {
-    override = new URLSearchParams(location.search).get("runtime"); // storage disabled
-  }
-  const connection = navigator.connection;
-  return {
-    override,
-    coarse: window.matchMedia("(pointer: coarse)").matches,
-    screenMin: Math.min(screen.width, screen.height),
-    connection: connection && { saveData: connection.saveData, effectiveType: connection.effectiveType, type: connection.type },
-    memory: navigator.deviceMemory,
-  };
-}
-
-let choice = null; // chooseRuntime(runtimeEnvironment()), once per visit
+let choice = null; // early.js's choice, told once per visit
 let fellBack = false; // Pyodide did not start on this visit and MicroPython did: widgets stay there
 
 function chosen() {
   if (!choice) {
-    choice = chooseRuntime(runtimeEnvironment());
+    choice = EARLY.choice;
     console.info(`widgets run on ${LABELS[choice.name]} (${choice.why})`);
   }
   return choice;
@@ -135,11 +91,7 @@ export function runtimeInfo() {
   return fellBack ? { name: "micropython", why: "pyodide-failed", fellBack } : { name, why, fellBack };
 }
 
-// The reader asked to save data (Save-Data), or the connection is 2G: no download they did not ask for.
-function savingData() {
-  const connection = navigator.connection;
-  return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
-}
+const savingData = () => EARLY.savingData(); // Save-Data or 2G: no download the reader did not ask for
 
 // A connection the reader may pay for by the megabyte: cellular, Save-Data, or slower than 4G.
 function metered() {
@@ -201,11 +153,17 @@ class Engine {
   }
 
   // A worker booting Python: {own, up}. Its messages count only once it is `worker`; a spare's
-  // own boot progress is not the page's news. The worker starts at once (MicroPython's worker fetches
-  // its runtime while the page is still busy); it is told to boot when `setup` gives the
-  // shared modules' names and the download's size text.
+  // own boot progress is not the page's news. The worker starts at once (MicroPython's is told to
+  // fetch and start its runtime while the page is still busy); it is told to boot when `setup()`
+  // gives the shared modules' names and the download's size text. MicroPython's worker that
+  // early.js made while the page was arriving is taken over instead: it has downloaded what it
+  // needs, is told to boot now and reads the names itself, and what it said meanwhile is heard.
   spawn(setup) {
-    const own = new Worker(WORKERS[this.name], { type: "module" });
+    const early = this.name === "micropython" ? EARLY.early : null;
+    if (this.name === "micropython") EARLY.taken = true;
+    EARLY.early = null;
+    const own = early ? early.worker : new Worker(WORKERS[this.name], { type: "module" });
+    if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start" });
     const up = new Promise((resolve, reject) => {
       let ready = false; // Python has started in `own`
       setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
@@ -227,7 +185,11 @@ class Engine {
         event.preventDefault();
         reject(new Error(event.message || "Web Worker 无法启动"));
       };
-      setup.then(({ modules, size }) => {
+      if (early) {
+        early.heard.forEach((data) => own.onmessage({ data }));
+        return;
+      }
+      setup().then(({ modules, size }) => {
         own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size });
       }, reject);
     });
@@ -239,7 +201,7 @@ class Engine {
     if (typeof WebAssembly !== "object") {
       return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
     }
-    const setup = Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
+    const setup = () => Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
       const bytes = known[this.name]?.gzip;
       return { modules, size: bytes ? sizeText(bytes) : "" };
     });
@@ -260,7 +222,7 @@ class Engine {
 
   bootSpare() {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
-    this.spare = this.spawn(sharedModules.then((modules) => ({ modules, size: "" })));
+    this.spare = this.spawn(() => sharedModules.then((modules) => ({ modules, size: "" })));
     this.spare.up.catch(() => {
       if (this.spare) this.spare.own.terminate();
       this.spare = null;
