@@ -204,7 +204,9 @@ def test_a_desktop_starts_no_python_early(open_page, served_site):
     page = open_page(DESKTOP, COUNT_WORKERS)
     page.goto(served_site[1] + NORM, wait_until="domcontentloaded")
     assert page.evaluate("window.cwRuntime.choice") == {"name": "pyodide", "why": "desktop"}
-    assert page.evaluate("window.cwWorkers") == []  # Pyodide waits until the page has loaded and is idle
+    page.wait_for_timeout(1000)
+    workers = page.evaluate("window.cwWorkers")  # Pyodide's, from runtime.js once loaded and idle; none from <head>
+    assert all(w["byRuntime"] and w["url"].endswith("/widgets/runtime/worker.js") for w in workers), workers
 
 
 def test_on_a_cellular_connection_the_exercise_says_what_pyodide_costs_first(open_page, served_site):
