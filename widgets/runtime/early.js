@@ -3,8 +3,7 @@
 // it), and on the MicroPython path of a page with Python widgets (<meta name="cw-python">) it makes
 // MicroPython's worker as soon as the page first paints: while this thread parses the lesson and
 // starts Material, which on a phone takes seconds, the worker downloads MicroPython, the shared
-// modules and the page's models (and the page its widgets' views), so that none of it waits on the
-// network later. runtime.js, a module that runs only once the page is parsed, takes that worker
+// modules and the page's widgets' models and views, so that none of it waits on the network later. runtime.js, a module that runs only once the page is parsed, takes that worker
 // over and tells it to boot (window.cwRuntime.early). Booting here too, beside the parser, made
 // the page's DOMContentLoaded 0.3 s later on a 2-core machine (benchmarks/main_thread.py, CPU 4x).
 (function () {
@@ -83,13 +82,6 @@
       };
       const folders = page.content.split(" ").filter(Boolean).map((name) => name.replaceAll("-", "_"));
       worker.postMessage({ type: "prefetch", folders });
-      // The views too: runtime.js imports the same URLs once the page is parsed.
-      for (const folder of folders) {
-        const link = document.createElement("link");
-        link.rel = "modulepreload";
-        link.href = new URL(`../${folder}/view.js`, url).href;
-        document.head.append(link);
-      }
       runtime.early = early;
     } catch (error) {
       console.warn("Python could not start early; the widgets start it when needed:", error);

@@ -3,8 +3,9 @@
 // Messages in:  {type: "start"}                          fetch and start MicroPython (runtime.js, at once)
 //               {type: "boot", sharedModules?, size?}     start MicroPython, write widgets/common/*.py
 //                                                        (without the names, read shared-modules.json)
-//               {type: "prefetch", folders}              download, but do not start, MicroPython, the
-//                                                        shared modules and these widgets' models (early.js)
+//               {type: "prefetch", folders}              download, but neither parse nor start, MicroPython,
+//                                                        the shared modules and these widgets' models and
+//                                                        views (early.js)
 //               {id, type: "load", folder, url}          import widgets/<folder>/model.py
 //               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
@@ -68,21 +69,26 @@ function start() {
   return starting;
 }
 
-// Made by early.js while the page is still arriving: download what booting will need, so that the
-// boot finds it here or in the browser's HTTP cache (the .wasm), but compile and start nothing: on
+// Made by early.js while the page is still arriving: download what booting and the widgets will
+// need, so that it is found here (the Python sources) or in the browser's HTTP cache (MicroPython's
+// JavaScript and .wasm, the views that the page imports), but parse, compile and start nothing: on
 // a phone with few cores that work slowed the page's own start (benchmarks/main_thread.py).
 function prefetch(folders) {
+  const cache = (url) => fetch(url).then((response) => response.arrayBuffer()).catch(() => {});
   const ask = (url) => {
     const text = fetchText(url);
     text.catch(() => {}); // fetched again when it is needed
     ahead.set(String(url), text);
     return text;
   };
-  import(`${INDEX_URL}micropython.mjs`).catch(() => {});
-  fetch(WASM_URL).then((response) => response.arrayBuffer()).catch(() => {});
+  cache(`${INDEX_URL}micropython.mjs`);
+  cache(WASM_URL);
   ask(BRIDGE_URL);
   ask(SHARED_URL).then((text) => JSON.parse(text).forEach((name) => ask(new URL(`${name}.py`, COMMON_URL))), () => {});
-  for (const folder of folders) ask(new URL(`../${folder}/model.py`, import.meta.url));
+  for (const folder of folders) {
+    ask(new URL(`../${folder}/model.py`, import.meta.url));
+    cache(new URL(`../${folder}/view.js`, import.meta.url));
+  }
 }
 
 async function boot(sharedModules, size) {
