@@ -30,23 +30,29 @@ def _key():
     return digest.hexdigest()[:16]
 
 
+def esbuild(rel, *args, stdin=None):
+    """esbuild's output, minified for es2020, for the file `rel` (relative to ROOT; a failure
+    names it), or for the text `stdin` that came from it."""
+    if not ESBUILD.exists():
+        raise CourseError("node_modules/.bin/esbuild", "missing: run `npm ci` to install the pinned front-end packages")
+    done = subprocess.run([str(ESBUILD), *([] if stdin is not None else [rel]), *args, "--minify", "--target=es2020",
+                           "--log-level=error"], input=stdin, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise CourseError(rel, f"esbuild failed: {done.stderr.strip()}")
+    return done.stdout
+
+
 def bundle():
     """The editor module's text (from the cache when the entry and the lock are unchanged)."""
     cached = CACHE / f"editor-{_key()}.js"
     if cached.exists():
         return cached.read_text(encoding="utf-8")
-    if not ESBUILD.exists():
-        raise CourseError("node_modules/.bin/esbuild", "missing: run `npm ci` to install the pinned front-end packages")
-    done = subprocess.run([str(ESBUILD), str(ENTRY.relative_to(ROOT)), "--bundle", "--format=esm", "--minify",
-                           "--target=es2020", "--log-level=error"],
-                          capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise CourseError(ENTRY.relative_to(ROOT).as_posix(), f"esbuild failed: {done.stderr.strip()}")
+    text = esbuild(ENTRY.relative_to(ROOT).as_posix(), "--bundle", "--format=esm")
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = cached.with_suffix(".part")
-    partial.write_text(done.stdout, encoding="utf-8")
+    partial.write_text(text, encoding="utf-8")
     partial.replace(cached)
-    return done.stdout
+    return text
 
 
 if __name__ == "__main__":

@@ -10,13 +10,13 @@ Shared Python used by models (number formatting) lives in `widgets/common/`.
 import ast
 import importlib.util
 import json
-import subprocess
 import sys
 
 import jinja2
 from markupsafe import Markup
 
 from . import ROOT
+from .editor_bundle import esbuild
 from .errors import CourseError
 
 WIDGETS = ROOT / "widgets"
@@ -188,14 +188,8 @@ def early_script():
     arrives, with no request first, and every page carries it (its comments stay in the source)."""
     source = WIDGETS / "runtime" / "early.js"
     rel = source.relative_to(ROOT).as_posix()
-    from .editor_bundle import ESBUILD
-    if not ESBUILD.exists():
-        raise CourseError("node_modules/.bin/esbuild", "missing: run `npm ci` to install the pinned front-end packages")
-    done = subprocess.run([str(ESBUILD), "--minify", "--target=es2020", "--log-level=error"],
-                          input=source.read_text(encoding="utf-8"), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise CourseError(rel, f"esbuild failed: {done.stderr.strip()}")
-    return Markup(done.stdout.strip())  # esbuild writes "</script" in a string as "<\/script"
+    # esbuild writes "</script" in a string as "<\/script": the page's <script> cannot end early.
+    return Markup(esbuild(rel, stdin=source.read_text(encoding="utf-8")).strip())
 
 
 # Site paths of the CSS that widgets/ ships, beside their sources: a page inlines these.

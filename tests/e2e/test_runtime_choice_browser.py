@@ -1,7 +1,7 @@
 """Which Python runs the widgets, in Chromium (widgets/runtime/early.js, chooseRuntime): a
-phone-sized touch screen gets MicroPython, started before the page has arrived, and downloads
-no Pyodide until the student runs an exercise; a desktop gets Pyodide; a desktop whose Pyodide cannot be fetched falls back to
-MicroPython. On the MicroPython path every ported widget goes live and a control change shows
+phone-sized touch screen gets MicroPython, its worker made before the page has arrived, and
+downloads no Pyodide until the student runs an exercise; a desktop gets Pyodide; a desktop
+whose Pyodide cannot be fetched falls back to MicroPython. On the MicroPython path every ported widget goes live and a control change shows
 what the same model gives in CPython; on a metered connection an exercise says what Pyodide's
 download costs (computed by the build from the files it ships) before it fetches it."""
 import gzip
@@ -26,13 +26,19 @@ DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 PYODIDE = ("/assets/vendor/pyodide/", "/widgets/runtime/worker.js")
 MICROPYTHON = ("/assets/vendor/micropython/", "/widgets/runtime/mp_worker.js")
 
-# Records each call the page sends to a Python worker and what came back (for comparing with CPython).
+# Records each call the page sends to a Python worker and what came back (for comparing with CPython),
+# and each Python worker the page makes: its script, and whether runtime.js (a module that runs
+# once the page is parsed) made it, or the page's own <head> (widgets/runtime/early.js).
 RECORD_CALLS = """
 window.cwCalls = [];
+window.cwWorkers = [];
 const PageWorker = window.Worker;
 window.Worker = class extends PageWorker {
   constructor(url, ...args) {
     super(url, ...args);
+    if (String(url).includes("widgets/runtime/")) {  // not Material's search worker
+      window.cwWorkers.push({ url: String(url), byRuntime: new Error().stack.includes("runtime.js") });
+    }
     this.addEventListener("message", ({ data }) => {
       const call = window.cwCalls.find((c) => c.id === data.id);
       if (call && "ok" in data) Object.assign(call, { ok: data.ok, result: data.result, error: data.error });
@@ -165,27 +171,11 @@ def test_a_phone_gets_micropython_and_no_pyodide_until_an_exercise_runs(open_pag
     assert not page.console_errors, page.console_errors
 
 
-# Notes each Worker the page makes: its script, and whether runtime.js (a module that runs once
-# the page is parsed) made it, or the page's own <head>.
-COUNT_WORKERS = """
-window.cwWorkers = [];
-const CountedWorker = window.Worker;
-window.Worker = class extends CountedWorker {
-  constructor(url, ...args) {
-    super(url, ...args);
-    if (String(url).includes("widgets/runtime/")) {  // not Material's search worker
-      window.cwWorkers.push({ url: String(url), byRuntime: new Error().stack.includes("runtime.js") });
-    }
-  }
-};
-"""
-
-
 def test_on_a_phone_python_starts_before_the_page_has_arrived(open_page, served_site):
     """early.js makes MicroPython's worker from <head>, which downloads the runtime and the page's
     models while the page arrives, and runtime.js takes that worker over: one MicroPython, not
     two, each model fetched once, and the widget answers from it as CPython does."""
-    page = open_page(PHONE, COUNT_WORKERS)
+    page = open_page(PHONE)
     page.goto(served_site[1] + NORM)
     assert go_live(page, "norm-token") == "micropython"
     workers = page.evaluate("window.cwWorkers")
@@ -201,7 +191,7 @@ def test_on_a_phone_python_starts_before_the_page_has_arrived(open_page, served_
 
 
 def test_a_desktop_starts_no_python_early(open_page, served_site):
-    page = open_page(DESKTOP, COUNT_WORKERS)
+    page = open_page(DESKTOP)
     page.goto(served_site[1] + NORM, wait_until="domcontentloaded")
     assert page.evaluate("window.cwRuntime.choice") == {"name": "pyodide", "why": "desktop"}
     page.wait_for_timeout(1000)

@@ -3,9 +3,10 @@
 // it), and on the MicroPython path of a page with Python widgets (<meta name="cw-python">) it makes
 // MicroPython's worker as soon as the page first paints: while this thread parses the lesson and
 // starts Material, which on a phone takes seconds, the worker downloads MicroPython, the shared
-// modules and the page's widgets' models and views, so that none of it waits on the network later. runtime.js, a module that runs only once the page is parsed, takes that worker
-// over and tells it to boot (window.cwRuntime.early). Booting here too, beside the parser, made
-// the page's DOMContentLoaded 0.3 s later on a 2-core machine (benchmarks/main_thread.py, CPU 4x).
+// modules and the page's widgets' models and views, so that none of it waits on the network
+// later. runtime.js, a module that runs only once the page is parsed, takes that worker over and
+// tells it to boot (window.cwRuntime.early). Booting here too, beside the parser, made the page's
+// DOMContentLoaded 0.3 s later on a 2-core machine (benchmarks/main_thread.py, CPU 4x).
 (function () {
   const OVERRIDE_KEY = "cw-runtime"; // localStorage: an author's ?runtime= choice, kept for the visit and after
 
@@ -62,8 +63,8 @@
     return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
   }
 
-  // early: {worker, heard} once started; taken: runtime.js has asked for MicroPython's worker.
-  const runtime = { choice: chooseRuntime(runtimeEnvironment()), chooseRuntime, savingData, early: null, taken: false };
+  // What runtime.js reads. early: {worker, heard} once made; taken: runtime.js has asked for it.
+  const runtime = { choice: chooseRuntime(runtimeEnvironment()), savingData, early: null, taken: false };
   window.cwRuntime = runtime;
 
   const page = document.querySelector('meta[name="cw-python"]');

@@ -93,12 +93,12 @@ function prefetch(folders) {
 
 async function boot(sharedModules, size) {
   progress(`下载 Python 运行时（MicroPython${size ? `，${size}` : ""}，只需一次）…`);
-  start();
+  const started = start();
   sharedModules ??= JSON.parse(await fetchOnce(SHARED_URL));
   const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
     .map((url) => fetchOnce(url)));
   sources.catch(() => {}); // awaited below; a failure is reported there
-  mp = await start();
+  mp = await started;
   progress("启动 Python…");
   const [bridgeSource, ...shared] = await sources;
   mp.FS.mkdir(HOME);

@@ -74,6 +74,14 @@ export class WidgetError extends Error {
 // (chooseRuntime there says how) and may have started MicroPython's worker already.
 const EARLY = window.cwRuntime;
 
+// MicroPython's worker that early.js made, if any, once: from now on early.js makes none.
+function takeEarlyWorker() {
+  const early = EARLY.early;
+  EARLY.early = null;
+  EARLY.taken = true;
+  return early;
+}
+
 let choice = null; // early.js's choice, told once per visit
 let fellBack = false; // Pyodide did not start on this visit and MicroPython did: widgets stay there
 
@@ -159,9 +167,7 @@ class Engine {
   // early.js made while the page was arriving is taken over instead: it has downloaded what it
   // needs, is told to boot now and reads the names itself, and what it said meanwhile is heard.
   spawn(setup) {
-    const early = this.name === "micropython" ? EARLY.early : null;
-    if (this.name === "micropython") EARLY.taken = true;
-    EARLY.early = null;
+    const early = this.name === "micropython" ? takeEarlyWorker() : null;
     const own = early ? early.worker : new Worker(WORKERS[this.name], { type: "module" });
     if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start" });
     const up = new Promise((resolve, reject) => {
