@@ -15,7 +15,8 @@ The same file is mkdocs' hook module (mkdocs.yml: hooks: [build.py]), so
     on_page_content   typeset formulas with KaTeX (headings' formulas as plain text in the contents list);
                       list the stylesheets the page needs (its widgets', KaTeX's where it has math)
                       and its widgets (MicroPython's early start on a phone, widgets/runtime/early.js)
-    on_env            the runtime's early script, inlined in every page's <head>
+    on_env            the runtime's early script and the one that starts Material's bundle at the
+                      reader's first interaction (course/material_js.py), inlined in every page's <head>
     on_post_page      fail on TeX source left in a built page
     on_template_context  (404.html) without SITE_URL, link relative to the site's root folder
     on_post_build     split long Chinese words in Material's search index
@@ -38,7 +39,7 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from course import (checks, editor_bundle, exercise_page, exercises, katex, material_css, search, stdlib,  # noqa: E402
+from course import (checks, editor_bundle, exercise_page, exercises, katex, material_css, material_js, search, stdlib,  # noqa: E402
                     vendor, widgets)
 from course.data import load_data  # noqa: E402
 from course import preview  # noqa: E402
@@ -170,6 +171,8 @@ def on_page_content(html, page, config, files):
 @_reported
 def on_env(env, config, files):
     env.globals["cw_early_js"] = widgets.early_script()  # theme/main.html inlines it in <head>
+    env.globals["cw_material_js"] = material_js.start_script()  # Material's bundle at the first interaction
+    env.globals["cw_material_bundle"] = material_js.bundle_path()
     return env
 
 

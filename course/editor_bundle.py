@@ -42,6 +42,13 @@ def esbuild(rel, *args, stdin=None):
     return done.stdout
 
 
+def inline_script(source, rel):
+    """The classic script at the path `source` (`rel`: that path as a failure names it), minified
+    by esbuild for a page to inline in a <script> (its comments stay in the source). esbuild writes
+    "</script" in a string as "<\\/script", so the page's <script> cannot end early."""
+    return esbuild(rel, stdin=source.read_text(encoding="utf-8")).strip()
+
+
 def bundle():
     """The editor module's text (from the cache when the entry and the lock are unchanged)."""
     cached = CACHE / f"editor-{_key()}.js"

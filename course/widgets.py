@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from . import ROOT
-from .editor_bundle import esbuild
+from .editor_bundle import inline_script
 from .errors import CourseError
 
 WIDGETS = ROOT / "widgets"
@@ -187,9 +187,7 @@ def early_script():
     (theme/main.html): the runtime's choice and MicroPython's early start run before the body
     arrives, with no request first, and every page carries it (its comments stay in the source)."""
     source = WIDGETS / "runtime" / "early.js"
-    rel = source.relative_to(ROOT).as_posix()
-    # esbuild writes "</script" in a string as "<\/script": the page's <script> cannot end early.
-    return Markup(esbuild(rel, stdin=source.read_text(encoding="utf-8")).strip())
+    return Markup(inline_script(source, source.relative_to(ROOT).as_posix()))
 
 
 # Site paths of the CSS that widgets/ ships, beside their sources: a page inlines these.

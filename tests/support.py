@@ -49,6 +49,13 @@ def scroll_to_read(locator):
     return locator
 
 
+def start_material(page):
+    """The reader moves the mouse, and Material's bundle runs: it starts at the first interaction
+    (theme/assets/javascripts/material_start.js), and its instant navigation with it."""
+    page.mouse.move(5, 5)
+    page.wait_for_function("window.cwMaterial.state === 'started'")
+
+
 def open_live_widget(browser, url, widget):
     """A desktop page at `url` with `widget` scrolled into view and its Python running: (context, page)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -1,13 +1,14 @@
 """What keeps a page light (issue 20): it uses only the stylesheets it needs, inlines the small
 ones (Material's instant navigation swapping them is checked in Chromium:
 tests/e2e/test_light_page_browser.py), KaTeX's fonts swap in, Material's palette CSS drops the
-rule that restyled the whole page twice at load, and the widgets' runtime is chosen in <head>,
-where a phone starts MicroPython before the lesson has arrived."""
+rule that restyled the whole page twice at load, the widgets' runtime is chosen in <head>,
+where a phone starts MicroPython before the lesson has arrived, and Material's bundle is left to
+the reader's first interaction (tests/e2e/test_material_start_browser.py)."""
 import re
 
 import pytest
 
-from course import katex, widgets
+from course import katex, material_js, widgets
 
 LESSONS = ["c4/l1-ffn/index.html", "c4/l2-residual/index.html", "c4/l3-norm/index.html"]
 
@@ -131,3 +132,27 @@ def test_an_early_script_that_breaks_fails_with_its_file_and_one_that_says_scrip
     with pytest.raises(widgets.CourseError) as caught:
         widgets.early_script()
     assert "widgets/runtime/early.js" in str(caught.value) and "esbuild" in str(caught.value)
+
+
+@pytest.mark.parametrize("rel", ["index.html", "404.html", *LESSONS])
+def test_every_page_starts_materials_bundle_only_on_demand(site_dir, rel):
+    """No page loads Material's bundle with a <script src>: material_start.js, minified in <head>,
+    loads it at the reader's first interaction, from the shipped file its data-bundle names; and
+    the palette script that stands in for Material's until then is in the header."""
+    html = (site_dir / rel).read_text(encoding="utf-8")
+    head = html[:html.index("<body")]
+    assert not re.search(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"', html)
+    start = re.search(r'<script data-bundle="([^"]+)">(.*?)</script>', head, re.S)
+    assert start and start.group(2) == material_js.start_script()
+    assert "addEventListener" in start.group(2) and "first interaction" not in start.group(2)  # minified
+    href = start.group(1)  # relative, or on the 404 page from the site's root path (/course/)
+    bundle = site_dir / href.removeprefix("/course/") if href.startswith("/") else (site_dir / rel).parent / href
+    assert bundle.resolve() == (site_dir / material_js.bundle_path()).resolve() and bundle.is_file()
+    header = html[html.index('data-md-component="palette"'):html.index("</header>")]
+    assert 'matchMedia(input.getAttribute("data-md-color-media"))' in header
+
+
+def test_a_material_without_one_bundle_fails_the_build_by_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(material_js, "BUNDLES", tmp_path)
+    with pytest.raises(material_js.CourseError, match="theme/main.html: expected one bundle"):
+        material_js.bundle_path()

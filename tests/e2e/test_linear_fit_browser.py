@@ -1,7 +1,7 @@
 """A student's session in Chromium against the built site served under /course/."""
 import pytest
 
-from support import scroll_to_read
+from support import scroll_to_read, start_material
 
 pytestmark = pytest.mark.e2e
 LIVE = '[data-widget="linear-fit"][data-ready="true"]'
@@ -83,6 +83,7 @@ def test_python_boots_once_across_instant_navigation(page, served_site):
     page.wait_for_load_state("networkidle")
     assert not [r for r in page.requests if "/widgets/runtime/worker.js" in r.url or "/pyodide/" in r.url], \
         "a page without widgets started Python"
+    start_material(page)  # the reader moves the mouse: Material's instant navigation starts
     page.evaluate("window.sameDocument = true")
     page.click("a.md-footer__link--next")
     page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()  # boots near the viewport

@@ -7,7 +7,7 @@ import math
 import time
 
 import pytest
-from support import ROOT
+from support import ROOT, start_material
 
 from course import stdlib, widgets
 from course.data import load_data
@@ -127,6 +127,7 @@ def test_instant_navigation_during_the_warm_up_keeps_one_worker(open_page, serve
     page.goto(lesson(served_site))
     page.evaluate("window.sameDocument = true")
     page.wait_for_function("window.workersStarted === 1", timeout=30_000)  # warming up
+    start_material(page)  # the reader moves the mouse: Material's instant navigation starts
     page.click("a.md-footer__link--prev")
     page.wait_for_url(served_site[1])
     page.click('article a[href$="c4/l1-ffn/"]')

@@ -1,8 +1,8 @@
 // Before the body arrives: theme/main.html inlines this classic script in every page's <head>.
 // It says which Python runs the widgets on this visit (window.cwRuntime.choice; runtime.js reads
 // it), and on the MicroPython path of a page with Python widgets (<meta name="cw-python">) it makes
-// MicroPython's worker as soon as the page first paints: while this thread parses the lesson and
-// starts Material, which on a phone takes seconds, the worker downloads MicroPython, the shared
+// MicroPython's worker as soon as the page first paints: while this thread parses and lays out the
+// lesson, which on a phone takes seconds, the worker downloads MicroPython, the shared
 // modules and the page's widgets' models and views, so that none of it waits on the network
 // later. runtime.js, a module that runs only once the page is parsed, takes that worker over and
 // tells it to boot (window.cwRuntime.early). Booting here too, beside the parser, made the page's

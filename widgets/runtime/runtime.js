@@ -647,7 +647,5 @@ function scan() {
   }
 }
 
-// Material's document$ emits on the first load and after every instant-navigation swap.
-if (window.document$) window.document$.subscribe(scan);
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", scan);
-else scan();
+// This page once parsed, and each page Material's instant navigation swaps in (material_start.js).
+window.cwOnEveryPage(scan);

@@ -1,14 +1,33 @@
 // Accessible names for two of Material's own elements that ship without one
 // (axe-core: aria-dialog-name, aria-progressbar-name), and a keyboard stop on a
 // wide table's scroll box (scrollable-region-focusable: on a phone a table may
-// scroll sideways, and a keyboard reader must be able to reach it). Setting them
+// scroll sideways, and a keyboard reader must be able to reach it), before and
+// after Material's bundle starts. Setting them
 // here keeps the theme override thin: no copied Material template.
 const NAMES = {
   ".md-search[role=dialog]": "搜索",
   ".md-progress[role=progressbar]": "页面载入进度",
 };
 
+// A table's scroll box: the wrapper Material's bundle puts around each table when it starts, at
+// the reader's first interaction (material_start.js); until then the table itself scrolls
+// (Material's CSS).
+const SCROLL_BOXES = ".md-typeset__scrollwrap, .md-typeset table:not([class])";
+const KEY_STOP = { tabindex: "0", role: "region", "aria-label": "表格（可左右滚动）" };
+
 let boxes = null; // watches the wide tables' scroll boxes of the page shown
+
+function scrollBoxes() {
+  return [...document.querySelectorAll(SCROLL_BOXES)].filter((box) => !box.hasAttribute("tabindex")
+    && (box.matches(".md-typeset__scrollwrap") || !box.closest(".md-typeset__scrollwrap")));
+}
+
+function setKeyStop(box, on) {
+  for (const [attribute, value] of Object.entries(KEY_STOP)) {
+    if (on) box.setAttribute(attribute, value);
+    else box.removeAttribute(attribute);
+  }
+}
 
 function name() {
   for (const [selector, label] of Object.entries(NAMES)) {
@@ -25,15 +44,20 @@ function name() {
     const near = entries.filter((entry) => entry.isIntersecting).map((entry) => entry.target);
     const wide = near.filter((box) => box.scrollWidth > box.clientWidth);
     for (const box of near) boxes.unobserve(box);
-    for (const box of wide) {
-      box.setAttribute("tabindex", "0");
-      box.setAttribute("role", "region");
-      box.setAttribute("aria-label", "表格（可左右滚动）");
-    }
+    for (const box of wide) setKeyStop(box, true);
   }, { rootMargin: "100% 0px" });
-  for (const box of document.querySelectorAll(".md-typeset__scrollwrap:not([tabindex])")) boxes.observe(box);
+  for (const box of scrollBoxes()) boxes.observe(box);
 }
 
-if (window.document$) window.document$.subscribe(name);
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", name);
-else name();
+// Material has wrapped the tables: a table that was a key stop hands it to its wrapper, which
+// now does the scrolling, and the wrappers not yet measured are watched.
+function tablesWrapped() {
+  for (const table of document.querySelectorAll(".md-typeset__scrollwrap table[tabindex]")) {
+    setKeyStop(table, false);
+    setKeyStop(table.closest(".md-typeset__scrollwrap"), true);
+  }
+  name();
+}
+addEventListener("cw:material-started", tablesWrapped);
+
+window.cwOnEveryPage(name); // this page and each one Material's instant navigation swaps in (material_start.js)

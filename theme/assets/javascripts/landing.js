@@ -91,5 +91,4 @@ function arrive() {
 }
 
 addEventListener("pagehide", keepPlace);
-if (window.document$) window.document$.subscribe(arrive);
-else arrive();
+window.cwOnEveryPage(arrive); // this page and each one Material's instant navigation swaps in (material_start.js)

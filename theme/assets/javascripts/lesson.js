@@ -30,7 +30,5 @@ function bind() {
   for (const box of document.querySelectorAll("[data-stepper]:not([data-live])")) bindStepper(box);
 }
 
-if (window.document$) window.document$.subscribe(bind);
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
-else bind();
+window.cwOnEveryPage(bind); // this page and each one Material's instant navigation swaps in (material_start.js)
 
