@@ -28,7 +28,7 @@ def requested(page, pattern):
             if pattern.search(url)]
 
 
-def test_on_a_phone_reading_and_scrolling_fetch_nothing_of_material_and_a_tap_starts_it(phone, served_site):
+def test_on_a_phone_reading_and_scrolling_fetch_nothing_of_material_and_opening_the_menu_starts_it(phone, served_site):
     page = phone.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -37,10 +37,12 @@ def test_on_a_phone_reading_and_scrolling_fetch_nothing_of_material_and_a_tap_st
     page.wait_for_timeout(500)
     assert page.evaluate("window.cwMaterial.state") == "waiting"
     assert requested(page, MATERIALS) == []
-    page.touchscreen.tap(180, 400)
+    page.locator('label.md-header__button[for="__drawer"]').tap()  # the menu: it opens by CSS
     page.wait_for_function("window.cwMaterial.state === 'started'")
     page.wait_for_function("performance.getEntriesByType('resource').some(e => e.name.endsWith('search_index.json'))")
     assert len(requested(page, BUNDLE)) == 1
+    page.wait_for_timeout(300)
+    assert page.evaluate("document.getElementById('__drawer').checked"), "Material's start shut the menu"
     assert errors == []
 
 
@@ -80,3 +82,15 @@ def test_a_bundle_that_cannot_load_leaves_the_page_readable_and_is_tried_again(p
     page.unroute(BUNDLE)
     page.touchscreen.tap(180, 400)  # the next interaction tries again
     page.wait_for_function("window.cwMaterial.state === 'started'")
+
+
+def test_a_link_to_a_heading_starts_material_once_loaded_and_a_drawer_opened_after_stays_open(phone, served_site):
+    # Material shuts the drawer 125 ms after it first sees an anchor's target: started under the
+    # reader's first tap on the menu, it would shut the drawer that tap opened.
+    page = phone.new_page()
+    page.goto(served_site[1] + LESSON + "#exercise-c4-l1-linear-identity-title", wait_until="load")
+    page.wait_for_function("window.cwMaterial.state === 'started'")
+    page.wait_for_timeout(300)
+    page.locator('label.md-header__button[for="__drawer"]').tap()
+    page.wait_for_timeout(600)
+    assert page.evaluate("document.getElementById('__drawer').checked")

@@ -11,10 +11,10 @@
 // search box open by CSS, links are links, and scrolling by touch needs no script.
 //
 // So the bundle loads when the reader moves the mouse, taps or clicks, presses a key, turns the
-// wheel or moves focus (a screen reader), or at once for a search link (?q=). A click on the
-// palette toggle or one of Material's shortcut keys made before the bundle runs is handed to it
-// once it does, so the first press is not lost. If the bundle cannot load, the page stays as it
-// is and the next interaction tries again.
+// wheel or moves focus (a screen reader), at once for a search link (?q=), and once loaded for a
+// link to an anchor (see the end). A click on the palette toggle or one of Material's shortcut
+// keys made before the bundle runs is handed to it once it does, so the first press is not lost.
+// If the bundle cannot load, the page stays as it is and the next interaction tries again.
 //
 // window.cwOnEveryPage(fn): fn(document) once this page is parsed, and again for every page
 // Material's instant navigation swaps in once it runs (lesson.js, a11y.js, landing.js, runtime.js).
@@ -98,4 +98,8 @@
 
   for (const type of TRIGGERS) addEventListener(type, interacted, { capture: true });
   if (new URLSearchParams(location.search).has("q")) start();
+  // A page opened at an anchor: when Material starts it sees the target and shuts the drawer and
+  // the search box 125 ms later, which would shut the drawer the reader's first tap had opened.
+  // So it starts once the page has loaded, as it always did.
+  else if (location.hash) addEventListener("load", start, { once: true });
 })();
