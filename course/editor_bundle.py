@@ -15,6 +15,8 @@ import hashlib
 import subprocess
 import sys
 
+from markupsafe import Markup
+
 from . import ROOT
 from .errors import CourseError
 
@@ -42,11 +44,12 @@ def esbuild(rel, *args, stdin=None):
     return done.stdout
 
 
-def inline_script(source, rel):
-    """The classic script at the path `source` (`rel`: that path as a failure names it), minified
-    by esbuild for a page to inline in a <script> (its comments stay in the source). esbuild writes
-    "</script" in a string as "<\\/script", so the page's <script> cannot end early."""
-    return esbuild(rel, stdin=source.read_text(encoding="utf-8")).strip()
+def inline_script(source, root):
+    """The classic script at the path `source` (a failure names it relative to `root`), minified
+    by esbuild, for a template to inline in a <script> (its comments stay in the source). esbuild
+    writes "</script" in a string as "<\\/script", so the page's <script> cannot end early."""
+    text = esbuild(source.relative_to(root).as_posix(), stdin=source.read_text(encoding="utf-8"))
+    return Markup(text.strip())
 
 
 def bundle():

@@ -8,7 +8,6 @@ a key, turns the wheel or moves focus. The comment at the top of material_start.
 from pathlib import Path
 
 import material
-from markupsafe import Markup
 
 from . import ROOT
 from .editor_bundle import inline_script
@@ -29,4 +28,4 @@ def bundle_path():
 
 
 def start_script():
-    return Markup(inline_script(START, START.relative_to(ROOT).as_posix()))
+    return inline_script(START, ROOT)

@@ -186,8 +186,7 @@ def early_script():
     """widgets/runtime/early.js, minified by esbuild, inlined in every page's <head>
     (theme/main.html): the runtime's choice and MicroPython's early start run before the body
     arrives, with no request first, and every page carries it (its comments stay in the source)."""
-    source = WIDGETS / "runtime" / "early.js"
-    return Markup(inline_script(source, source.relative_to(ROOT).as_posix()))
+    return inline_script(WIDGETS / "runtime" / "early.js", ROOT)
 
 
 # Site paths of the CSS that widgets/ ships, beside their sources: a page inlines these.

@@ -25,7 +25,9 @@
   const SHORTCUTS = new Set(["/", "s", "f", "p", ",", "n", "."]);
   const pages = []; // what runs for every page
   const held = []; // presses made before Material ran, handed to it once it does
-  const material = { state: "waiting", start }; // waiting | loading | started
+  const material = { state: "waiting" }; // waiting | loading | started (tests read it)
+  // Not readyState: it turns "interactive" before the module scripts run, and their per-page work
+  // waits for DOMContentLoaded, as it did when Material's document$ ran it.
   let parsed = document.readyState !== "loading";
   document.addEventListener("DOMContentLoaded", () => { parsed = true; }, { once: true });
 
