@@ -57,8 +57,10 @@ def registry_for(name: str) -> Registry:
 
 
 # The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
-SCHEMA_VERSION = schema_for(FILES[0])["properties"]["schema_version"]["const"]
-assert schema_for("ablation.json")["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+# The model card and the ablation: the lab writes the newest version their schemas list (3, the
+# seven-book edition); the site still reads 2, the 三國-only export, until the new runs replace it.
+SCHEMA_VERSION = max(schema_for(FILES[0])["properties"]["schema_version"]["enum"])
+assert max(schema_for("ablation.json")["properties"]["schema_version"]["enum"]) == SCHEMA_VERSION
 # neurons.json has its own version: `python -m lab neurons` rewrites it alone, beside the other two.
 NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_version"]["const"]
 # Each experiment versions its own format.
@@ -125,6 +127,12 @@ def _semantic(name: str, data: dict):
         for key, want in (("min", min(losses)), ("max", max(losses)), ("range", max(losses) - min(losses))):
             if abs(floor[key] - want) > 1e-6:
                 fail(f"noise_floor.{key}", f"{floor[key]} but the val losses give {want}")
+        histories = runs[floor["variant"]]["histories"]
+        for i, row in enumerate(data.get("baseline_band", [])):
+            for key, part in (("train_loss", "train"), ("val_loss", "val")):
+                vals = [h[key] for hist in histories for h in hist if h["step"] == row["step"]]
+                if len(vals) != len(histories) or abs(row[part]["range"] - (max(vals) - min(vals))) > 1e-6:
+                    fail(f"baseline_band[{i}].{part}", f"not the spread of the baseline's {key} at step {row['step']}")
     if name == RESIDUAL_FILE:
         _semantic_residual(data, fail)
     if name == MECHANISM_FILE:
@@ -337,11 +345,14 @@ def validate_files(out: dict) -> dict:
         raise SchemaError(f"model-card.json: training.seeds: {card['training']['seeds']} but ablation.json has {seeds}")
     # neurons.json may be exported on its own (`python -m lab neurons`): it must still be our model.
     neurons = out["neurons.json"]
-    if neurons["corpus"]["sha256"] != card["corpus"]["sha256"]:
-        raise SchemaError("neurons.json: corpus.sha256: not the corpus of model-card.json")
-    val = card["split"]["val_chapters"]
+    book = neurons["corpus"]["file"]
+    files = {f["file"]: f["sha256"] for f in card["corpus"].get("files", [card["corpus"]])}
+    if files.get(book) != neurons["corpus"]["sha256"]:
+        raise SchemaError(f"neurons.json: corpus: {book} with that sha256 is not a corpus file of model-card.json")
+    books = card["split"].get("books", [{"file": book, **card["split"]}])
+    val = next(b["val_chapters"] for b in books if b["file"] == book)
     if [neurons["split"]["select_chapters"][0], neurons["split"]["read_chapters"][1]] != val:
-        raise SchemaError(f"neurons.json: split: the chapters do not cover the validation chapters {val}")
+        raise SchemaError(f"neurons.json: split: the chapters do not cover {book}'s validation chapters {val}")
     arch, mc = card["architecture"], neurons["model_config"]
     for key in ("n_layer", "n_head", "d_model", "vocab_size", "block_size"):
         if mc.get(key) != arch[key]:
