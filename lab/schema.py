@@ -95,7 +95,9 @@ def _describe(err: jsonschema.ValidationError) -> tuple[str, str]:
 def validate(name: str, data) -> None:
     """Raise SchemaError (naming file and key path) unless data is a valid export file `name`."""
     validator = jsonschema.Draft202012Validator(schema_for(name), registry=registry_for(name))
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    # A wrong schema_version first: it explains the rest (the other version's shape is checked).
+    errors = sorted(validator.iter_errors(data),
+                    key=lambda e: (list(e.absolute_path)[:1] != ["schema_version"], [str(p) for p in e.absolute_path]))
     if errors:
         path, msg = _describe(errors[0])
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
