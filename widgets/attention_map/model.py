@@ -126,5 +126,5 @@ def view(params):
 
 def example(facts):
     """The gallery's params: the export, once lab/ has written it."""
-    att = facts.get("attention") if hasattr(facts, "get") else None
+    att = facts.get("attention")
     return {"data": att["data"]} if att else None

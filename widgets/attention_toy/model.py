@@ -134,3 +134,23 @@ def view(params):
                 "sentence": label},
         "announce": said,
     }
+
+
+def matrices(sentence="plain"):
+    """The sentence's queries, keys and values as T x d lists (rows in token order)."""
+    label, tokens = sentence_tokens(sentence)
+    return {"tokens": tokens, "Q": [list(TOKENS[t][0]) for t in tokens], "K": [list(TOKENS[t][1]) for t in tokens],
+            "V": [list(TOKENS[t][2]) for t in tokens]}
+
+
+def head(Q, K, V):
+    """One causal attention head: row t of the output is sum_j<=t softmax_j(q_t . k_j / sqrt(d_k)) v_j.
+
+    head([[1.0]], [[1.0]], [[2.0, 3.0]]) -> [[2.0, 3.0]]
+    """
+    d_k = len(K[0])
+    out = []
+    for t in range(len(Q)):
+        w = softmax([dot(Q[t], K[j]) / math.sqrt(d_k) for j in range(t + 1)])
+        out.append([sum(w[j] * V[j][i] for j in range(t + 1)) for i in range(len(V[0]))])
+    return out
