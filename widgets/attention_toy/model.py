@@ -154,3 +154,21 @@ def head(Q, K, V):
         w = softmax([dot(Q[t], K[j]) / math.sqrt(d_k) for j in range(t + 1)])
         out.append([sum(w[j] * V[j][i] for j in range(t + 1)) for i in range(len(V[0]))])
     return out
+
+
+def worked(sentence="plain", query="给了"):
+    """One query's arithmetic step by step, for the lesson's hand computation: the dot products, the
+    scaled scores, their exponentials (no shift: small enough by hand), the weights and the output."""
+    label, tokens = sentence_tokens(sentence)
+    t = tokens.index(query)
+    q = TOKENS[query][0]
+    keys = [TOKENS[tokens[j]][1] for j in range(t + 1)]
+    dots = [dot(q, k) for k in keys]
+    scores = [d / math.sqrt(D_K) for d in dots]
+    exps = [math.exp(s) for s in scores]
+    total = sum(exps)
+    w = [e / total for e in exps]
+    return {"tokens": tokens[: t + 1], "q": list(q), "key_rows": [list(k) for k in keys], "dots": dots,
+            "scores": scores, "exps": exps, "total": total, "weights": w,
+            "value_rows": [list(TOKENS[tokens[j]][2]) for j in range(t + 1)], "out": fetched(tokens[: t + 1], w),
+            "sqrt_dk": math.sqrt(D_K)}
