@@ -76,7 +76,7 @@ def view(params):
     even = 1.0 / KEYS
     bars = [{"label": "键 " + str(j + 1), "score": num(scores[j], 2), "weight": num(w[j], 3),
              "width": num(100 * w[j], 1)} for j in range(KEYS)]
-    how = "除以 √d_k" if scaled else "不除"
+    how = "除以 √dₖ" if scaled else "不除"
     said = ("d_k = " + str(d_k) + "，" + how + "：分数平均相差 " + num(s["spread"], 2) + "，最大的权重平均 "
             + num(s["top"], 3) + "（8 个键平分是 " + num(even, 3) + "），Σp(1−p) 平均 " + num(s["slope"], 3) + "。")
     return {
@@ -85,6 +85,6 @@ def view(params):
         "bars": bars,
         "out": {"spread": num(s["spread"], 2), "top": num(s["top"], 3), "slope": num(s["slope"], 3),
                 "other-top": num(other["top"], 3), "other-slope": num(other["slope"], 3),
-                "other": "除以 √d_k" if not scaled else "不除", "said": said, "draws": str(DRAWS)},
+                "other": "除以 √dₖ" if not scaled else "不除", "said": said, "draws": str(DRAWS)},
         "announce": said,
     }
