@@ -41,6 +41,7 @@ DEFAULT_OUT = "data/real-model/attention"
 FILE = "attention/attention.json"
 PUNCTUATION = "，。：；「」『』！？、（）《》…—,.:;!?"  # a token is punctuation when it has no other character
 SENTENCE_END = "。！？\n"  # a sentence ends with a token holding one of these
+CLEAN_END = "。！？」』"  # ... and ends cleanly when that token's last character is one of these or a space
 MEASURES = ("previous", "self", "first", "same_token", "induction", "punctuation", "distance")
 
 
@@ -53,8 +54,8 @@ class Config:
     book: str = "sanguo-yanyi.txt"  # whose validation tokens are measured and shown (a multi-book work dir's meta.json
     #                                 lists each book's val_token_range; a single-corpus one has only its own)
     passages: int = 3  # how many passages the page shows
-    min_tokens: int = 14  # a passage's length in tokens (it is run on its own, from its first token)
-    max_tokens: int = 24
+    min_tokens: int = 12  # a passage's length in tokens (it is run on its own, from its first token)
+    max_tokens: int = 26
     windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
     command: str = ""  # the command to record (default: this process's command line)
 
@@ -179,16 +180,22 @@ def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tupl
 
 
 def sentences(texts: list[str]) -> list[tuple[int, int]]:
-    """Token ranges [a, b) of sentences: each ends with a token holding 。！？ or a line break.
+    """Token ranges [a, b) of the clean sentences: a sentence ends with a token holding 。！？ or a line
+    break; it is kept when that token's last character is one of CLEAN_END or a space and the token
+    before the sentence ended the same way (BPE may merge a sentence's end with the next one's first
+    character, e.g. 「。孔」: both sentences around such a token are skipped).
 
     sentences(["a", "\u3002", "b", "c", "\uff01", "d"]) -> [(0, 2), (2, 5), (5, 6)]
+    sentences(["a", "\u3002b", "c", "\u3002", "d", "\u3002"]) -> [(4, 6)]
     """
-    out, a = [], 0
+    out, a, clean = [], 0, True
     for i, text in enumerate(texts):
         if any(c in SENTENCE_END for c in text):
-            out.append((a, i + 1))
-            a = i + 1
-    if a < len(texts):
+            ends = text[-1] in CLEAN_END or text[-1].isspace()
+            if clean and ends:
+                out.append((a, i + 1))
+            a, clean = i + 1, ends
+    if a < len(texts) and clean:
         out.append((a, len(texts)))
     return out
 
@@ -204,15 +211,16 @@ def repeats(ids: list[int], punct: list[bool]) -> int:
 
 
 def pick_passages(ids: list[int], toks: list[dict], cfg: Config) -> tuple[list[tuple[int, int]], int]:
-    """The passages: runs of whole sentences of min..max tokens with no fragment token, the `passages`
+    """The passages: runs of whole consecutive sentences of min..max tokens with no fragment token, the `passages`
     with the most repeated non-punctuation tokens (ties: the earlier), never overlapping."""
     sents = sentences([t["text"] for t in toks])
     cands = []
     for i, (a, _) in enumerate(sents):
-        best = None
-        for _, b in sents[i:]:
-            if b - a > cfg.max_tokens:
+        best, end = None, a
+        for s, b in sents[i:]:
+            if s != end or b - a > cfg.max_tokens:  # a gap: a sentence skipped for its unclean start
                 break
+            end = b
             if b - a >= cfg.min_tokens:
                 best = b
         if best is not None and not any(t["fragment"] for t in toks[a:best]):
@@ -286,8 +294,9 @@ def export(cfg: Config, invoked: str) -> dict:
                               " 1/(t+1) on every j <= t."),
                      "windows": len(windows), **measured},
         "passages": passages,
-        "selection": {"rule": (f"runs of whole sentences (ending with a token holding one of 。！？ or a line break) of"
-                               f" {cfg.min_tokens}-{cfg.max_tokens} tokens without a fragment token, in {cfg.book}'s"
+        "selection": {"rule": (f"runs of whole consecutive sentences (each ending with a token holding one of 。！？ or a"
+                               " line break whose last character is one of 。！？」』 or a space, after a token that ends the"
+                               f" same way) of {cfg.min_tokens}-{cfg.max_tokens} tokens without a fragment token, in {cfg.book}'s"
                                " validation tokens; the ones with the most tokens that repeat an earlier token of the"
                                " passage (punctuation aside), earlier first on ties, not overlapping; each run through"
                                " the model on its own"), "candidates": n_cands},

@@ -88,7 +88,8 @@ def show(case):
 # %% hint
 # {%- set toy = model("attention-toy") %}
 # {%- set m = toy.matrices("plain") %}
-# 用「给了」核对：它的 $q = ({{ m.Q[3] | map("num") | join(", ") }})$，四个分数是 $2\sqrt{2} \approx 2.828$、0、0、0；$e^{2.828} \approx 16.9$，权重是 $16.9 / 19.9 \approx 0.849$ 和三个 0.050。
+# {%- set wk = toy.worked("plain", "给了") %}
+# 用「给了」核对：它的 $q = ({{ wk.q | map("num") | join(", ") }})$，{{ wk.scores | length }} 个分数是 {{ wk.scores | map("num", 3) | join("、") }}；取指数得 {{ wk.exps | map("num", 2) | join("、") }}，加起来 {{ wk.total | num(2) }}，权重是 {{ wk.weights | map("num", 3) | join("、") }}。
 
 # %% hint
 # softmax 用上一题的稳妥写法：先减去最大的分数再取指数。
