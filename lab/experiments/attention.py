@@ -57,6 +57,7 @@ class Config:
     min_tokens: int = 12  # a passage's length in tokens (it is run on its own, from its first token)
     max_tokens: int = 26
     windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
+    threads: int = 0  # torch's CPU threads (0 = torch's default)
     command: str = ""  # the command to record (default: this process's command line)
 
 
@@ -241,6 +242,8 @@ def export(cfg: Config, invoked: str) -> dict:
     if not (run_dir / "result.json").exists():
         raise FileNotFoundError(f"{run_dir}/result.json is missing: the run is not finished")
     t0 = time.time()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     model = load_model(run_dir)
     mc = model.cfg
     meta = json.loads((data / "meta.json").read_text())
