@@ -32,7 +32,8 @@ RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-m
 MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
 NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE)
+ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, ATTENTION_FILE)
 
 
 class SchemaError(ValueError):
@@ -143,6 +144,8 @@ def _semantic(name: str, data: dict):
         _semantic_norm(data, fail)
     if name == GATING_FILE:
         _semantic_gating(data, fail)
+    if name == ATTENTION_FILE:
+        _semantic_attention(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -184,6 +187,24 @@ def _semantic(name: str, data: dict):
         layer = data["layer"]
         if layer["number"] != layer["index"] + 1 or not 0 <= layer["index"] < layer["n_layer"]:
             fail("layer", "number must be index + 1 and index within n_layer")
+
+
+def _semantic_attention(data: dict, fail):
+    mc = data["model_config"]
+    heads = [(h["layer"], h["head"]) for h in data["measures"]["heads"]]
+    want = [(l, h) for l in range(1, mc["n_layer"] + 1) for h in range(1, mc["n_head"] + 1)]
+    if heads != want:
+        fail("measures.heads", f"heads {heads}, want every (layer, head) in order")
+    for i, p in enumerate(data["passages"]):
+        T = len(p["tokens"])
+        if len(p["weights"]) != mc["n_layer"] or any(len(layer) != mc["n_head"] for layer in p["weights"]):
+            fail(f"passages[{i}].weights", "one matrix per layer and head")
+        for layer in p["weights"]:
+            for rows in layer:
+                if [len(r) for r in rows] != list(range(1, T + 1)):
+                    fail(f"passages[{i}].weights", "row t must hold t + 1 weights (keys 0..t)")
+                if any(abs(sum(r) - 1000) > len(r) for r in rows):
+                    fail(f"passages[{i}].weights", "a row's per mille weights must sum to 1000 (within rounding)")
 
 
 def _semantic_residual(data: dict, fail):
