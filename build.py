@@ -143,7 +143,8 @@ def on_page_markdown(markdown, page, config, files):
     _build["exercises"].embedded.clear()
     outline, src = _build["outline"], page.file.src_uri
     lesson_id = outline.by_file[src]["id"] if src in outline.by_file else None
-    context = {"lesson": lambda ref, text=None, planned_mark=True: outline.link(ref, page.url, text, planned_mark),
+    context = {"lesson": lambda ref, text=None, planned_mark=True, linked=True:
+               outline.link(ref, page.url, text, planned_mark, linked),
                "this": outline.header(src) if src in outline.by_file else None}
     context["exercise"] = lambda ref, level=3: _build["exercises"](ref, lesson_id, page.url, context, level)
     rendered = render_lesson(_build["env"], markdown, rel, offset, context)

@@ -92,12 +92,14 @@ class Outline:
                 "title": self.full_title(lesson), "question": lesson.get("question", ""),
                 "draft": lesson["status"] == "draft"}
 
-    def link(self, ref, from_url, text=None, planned_mark=True):
+    def link(self, ref, from_url, text=None, planned_mark=True, linked=True):
         """HTML for a reference to a lesson ("c4/l2") or a chapter ("c11") from the page at `from_url`
         (mkdocs' page.url, e.g. "c4/l1-ffn/"). HTML, not Markdown, so it works inside raw HTML blocks too.
 
         Written: a link (to a chapter's first written lesson). Planned: the text, then 「（编写中）」
         unless planned_mark is False (a tag such as 「C1 已学」 names a chapter, it does not send the reader).
+        linked=False: the text alone, written or not (inside a <summary>, a link would be a control
+        nested in a control: axe-core's nested-interactive).
         """
         if ref in self.lessons:
             lesson = self.lessons[ref]
@@ -110,8 +112,8 @@ class Outline:
         else:
             known = ", ".join(sorted([*self.chapter_of, *self.lessons]))
             raise ValueError(f"lesson({ref!r}): no such lesson or chapter in {OUTLINE}; known: {known}")
-        if target is None:
-            return text + (PLANNED if planned_mark else "")
+        if target is None or not linked:
+            return text + (PLANNED if planned_mark and target is None else "")
         return f'<a href="{relative_url(page_url(target["file"]), from_url)}">{html.escape(text)}</a>'
 
     def course_map(self):

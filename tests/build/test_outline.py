@@ -98,3 +98,14 @@ def test_a_draft_builds_for_review_but_stays_out_of_the_course(unwritten_l4):
     assert "l4-gating" not in lesson, "no link, no nav entry to a draft"
     index = (site / "search" / "search_index.json").read_text(encoding="utf-8")
     assert "l4-gating" not in index
+
+
+def test_a_chapter_tag_inside_a_summary_is_text_not_a_link(site_dir):
+    """第 1 课's data-flow rows name C1 and C3 inside <summary>: a link there would be a control inside
+    a control (axe-core's serious nested-interactive), so the tag is text even now that C3 is written."""
+    outline = load_outline(ROOT)
+    assert outline.link("c3", "c4/l1-ffn/").startswith("<a href=")
+    assert outline.link("c3", "c4/l1-ffn/", planned_mark=False, linked=False) == "C3"
+    page = (site_dir / "c4" / "l1-ffn" / "index.html").read_text(encoding="utf-8")
+    for summary in re.findall(r"<summary>(.*?)</summary>", page, flags=re.S):
+        assert "<a " not in summary, summary
