@@ -387,8 +387,9 @@ def train_step(cfg, W, opt, xs, ys):
     return loss
 
 
-def sample(cfg, W, context, n, temperature, rng):
-    """n tokens drawn one at a time after context, from softmax(logits / temperature)."""
+def sample(cfg, W, context, n, temperature, rng, never=None):
+    """n tokens drawn one at a time after context, from softmax(logits / temperature); the token
+    `never` (say UNK, which stands for hundreds of rare characters) is never drawn."""
     out = list(context)
     for _ in range(n):
         window = out[-cfg.block_size:] if out else [0]
@@ -396,12 +397,16 @@ def sample(cfg, W, context, n, temperature, rng):
         row = logits[-1]
         top = max(row)
         e = [math.exp((a - top) / temperature) for a in row]
+        if never is not None:
+            e[never] = 0.0
         r = rng.random() * sum(e)
-        pick = len(e) - 1
+        pick = None
         for i, x in enumerate(e):
             r -= x
-            if r <= 0.0:
+            if r <= 0.0 and x > 0.0:
                 pick = i
                 break
+        if pick is None:  # rounding left r a hair above 0: the last token that may be drawn
+            pick = max([i for i in range(len(e)) if e[i] > 0.0])
         out.append(pick)
     return out[len(context):]

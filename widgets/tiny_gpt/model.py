@@ -117,7 +117,7 @@ class Session:
     def sample(self, n, temperature, prompt=""):
         rng = Rng(SAMPLE_SEED + self.step)
         context = self.tok.encode(prompt) if prompt else [self.tok.ids.get("\n", 0)]
-        return self.tok.decode(tg.sample(self.cfg, self.W, context, n, temperature, rng))
+        return self.tok.decode(tg.sample(self.cfg, self.W, context, n, temperature, rng, never=0))
 
     def state(self):
         """Everything needed to carry on later, as plain JSON."""
@@ -319,3 +319,15 @@ def view(params):
 def example(facts):
     """The params the page shows this widget with (the gallery uses it); None before lab.tinygpt exports."""
     return {"data": facts["tinygpt"]["data"]} if facts.get("tinygpt") else None
+
+
+def page_params(params):
+    """What the page carries for the browser's calls: the data without its model card."""
+    data = params.get("data")
+    if data is None:
+        return params
+    shipped = {"vocab": data["vocab"], "train_text": data["train_text"], "val_text": data["val_text"],
+               "reference": data["reference"]}
+    out = dict(params)
+    out["data"] = shipped
+    return out

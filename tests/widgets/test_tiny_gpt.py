@@ -1,0 +1,122 @@
+"""tiny-gpt's model: the settings refused in words, a run that learns, a run carried through the
+browser's storage that continues exactly as if it had never stopped, divergence stopped with its
+step, the downloads, and the data that lab.tinygpt wrote (its n-gram lines recomputed here)."""
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "widgets" / "common")]
+
+from course.widgets import load_model  # noqa: E402
+
+model = load_model("tiny-gpt")
+TEXT = "滾滾長江東逝水，浪花淘盡英雄。是非成敗轉頭空，青山依舊在，幾度夕陽紅。白髮漁樵江渚上，慣看秋月春風。"
+SMALL = {"n_layer": 1, "n_embd": 8, "n_head": 2, "block_size": 8, "lr": 0.01, "steps": 60, "seed": 3}
+
+
+def small_data():
+    """A data file in the shape of data/tiny-gpt.json, small enough for a test."""
+    import tinygpt
+    with open(ROOT / "data" / "tiny-gpt.json", encoding="utf-8") as f:
+        real = json.load(f)
+    return {"vocab": tinygpt.build_vocab(TEXT, 24), "train_text": TEXT * 4, "val_text": TEXT[::-1] * 2,
+            "reference": real["reference"]}
+
+
+def test_settings_out_of_range_are_refused_in_words():
+    settings, problems = model.check_settings({"n_layer": 3, "n_embd": 30, "n_head": 4, "lr": "x", "steps": 2.5})
+    assert settings is None
+    assert "层数要在 1 到 2 之间。" in problems
+    assert "学习率要填一个数。" in problems
+    assert "训练步数要是整数。" in problems
+    assert "宽度 30 要能被注意力头数 4 整除。" in problems
+    assert model.check_settings({})[0] == model.DEFAULTS
+    big = dict(model.DEFAULTS, n_layer=2, n_embd=64, block_size=32)
+    assert "超过了浏览器里一次计算的上限" in model.check_settings(big)[1][0]
+    assert model.start({"data": small_data(), "settings": {"n_layer": 0}}) == {"problems": ["层数要在 1 到 2 之间。"]}
+
+
+def test_a_run_learns_and_its_chart_and_status_follow():
+    data = small_data()
+    first = model.start({"data": data, "settings": SMALL})
+    assert first["status"]["step"] == "0" and first["val_log"][0][1] == pytest.approx(math.log(24), abs=0.3)
+    out = model.train({"n": 30})
+    assert out["status"]["step"] == "30"
+    assert [s for s, _ in out["val_log"]] == [0, 25]
+    assert out["val_log"][-1][1] < out["val_log"][0][1] - 0.5
+    assert len(out["chart"]["train"].split()) == 30
+    out = model.train({"n": 100})  # never past settings.steps
+    assert out["status"]["done"] and out["status"]["step"] == "60" and out["val_log"][-1][0] == 60
+    text = model.generate({"temperature": 0.8, "n": 12})["text"]
+    assert len(text) == 12 and set(text) <= set(data["vocab"])
+    assert model.generate({"temperature": 9})["problem"]
+
+
+def test_a_run_resumed_from_storage_continues_exactly():
+    data = small_data()
+    model.start({"data": data, "settings": SMALL})
+    model.train({"n": 20})
+    saved = json.loads(json.dumps(model.state({})))  # through the browser's storage
+    model.train({"n": 20})
+    straight = model.state({})
+    model.SESSION["run"] = None  # a new visit: Python starts empty
+    assert model.train({"n": 1}) == model.LOST
+    model.resume({"data": data, "saved": saved})
+    model.train({"n": 20})
+    assert model.state({}) == straight
+
+
+def test_divergence_stops_with_its_step():
+    model.start({"data": small_data(), "settings": dict(SMALL, lr=0.1, n_embd=32, steps=400)})
+    out = model.train({"n": 400})
+    d = out["status"]["diverged"]
+    step = int(out["status"]["step"])
+    assert step < 400 and d.startswith("第 " + str(step) + " 步发散了")
+    assert model.train({"n": 10})["status"]["step"] == str(step)  # it stays stopped
+
+
+def test_downloads():
+    model.start({"data": small_data(), "settings": SMALL})
+    model.train({"n": 26})
+    w = model.weights({})
+    assert w["step"] == 26 and w["names"][0] == "wte" and len(w["weights"]["wte"]) == 24
+    rows = model.loss_log({})["csv"].splitlines()
+    assert rows[0] == "step,train_loss,val_loss" and rows[1].startswith("0,,") and len(rows) == 28
+    assert rows[26].count(",") == 2 and rows[26].split(",")[2] != ""  # step 25 has its validation loss
+
+
+def test_the_data_and_its_reference_lines(facts):
+    """data/tiny-gpt.json: the slices are where the model card says; unigram and bigram recomputed."""
+    import tinygpt
+    d = facts["tinygpt"]["data"]
+    card = d["model_card"]
+    assert len(d["train_text"]) == card["split"]["train_slice"]["characters"]
+    assert d["train_text"].startswith("第一回") and d["val_text"].startswith("第一百十一回")
+    tok = tinygpt.Tokenizer(d["vocab"])
+    tr, va = tok.encode(d["train_text"]), tok.encode(d["val_text"])
+    V = len(d["vocab"])
+    counts = Counter(tr)
+    uni = -sum(math.log((counts[b] + 1) / (len(tr) + V)) for b in va[1:]) / (len(va) - 1)
+    assert d["reference"]["unigram"] == pytest.approx(uni, rel=1e-9)
+    lam = card["ngram"]["bigram_lambda"]
+    pairs, ctx = Counter(zip(tr, tr[1:])), Counter(tr[:-1])
+    big = -sum(math.log(lam * (pairs[(a, b)] / ctx[a] if ctx[a] else 0) + (1 - lam) * (counts[b] + 1) / (len(tr) + V))
+               for a, b in zip(va, va[1:])) / (len(va) - 1)
+    assert d["reference"]["bigram"] == pytest.approx(big, rel=1e-9)
+    assert d["reference"]["bigram"] < d["reference"]["unigram"] < math.log(V)
+    ref = d["reference"]
+    assert ref["band_lo"][-1] <= ref["band_mean"][-1] <= ref["band_hi"][-1] < ref["unigram"]
+
+
+def test_the_first_state_is_the_reference_run(facts):
+    state = model.view(model.example(facts))
+    ref = facts["tinygpt"]["data"]["reference"]
+    assert state["ref"]["seeds"] == [r["seed"] for r in ref["runs"]]
+    assert len(state["chart"]["val"].split()) == len(ref["steps"])
+    assert len(state["chart"]["band"].split()) == 2 * len(ref["steps"])
+    assert [s["key"] for s in state["settings"]] == list(model.SETTINGS)
