@@ -15,6 +15,10 @@ from numfmt import num, fixed
 # What a student may set, with the defaults (measured: benchmarks/tinygpt_speed.py), and the
 # fixed parts of the recipe.
 DEFAULTS = {"n_layer": 1, "n_embd": 32, "n_head": 2, "block_size": 16, "lr": 0.01, "steps": 300, "seed": 1}
+# Where the widgets' Python is MicroPython (phones, Save-Data, slow connections: several times
+# slower than Pyodide), the page starts from a smaller model, so each step stays well inside the
+# runtime's 5 s call limit on a phone.
+SLOW_DEFAULTS = {"n_layer": 1, "n_embd": 16, "n_head": 2, "block_size": 8, "lr": 0.01, "steps": 300, "seed": 1}
 SETTINGS = ("n_layer", "n_embd", "n_head", "block_size", "lr", "steps", "seed")
 LIMITS = {"n_layer": (1, 2), "n_embd": (8, 64), "n_head": (1, 4), "block_size": (4, 32),
           "lr": (0.0001, 0.1), "steps": (1, 5000), "seed": (0, 9999)}
@@ -297,6 +301,19 @@ def resume(params):
     return progress(params["data"])
 
 
+def expect(ref):
+    """What to expect at the defaults, from the reference band."""
+    below = None
+    for s, v in zip(ref["steps"], ref["band_hi"]):
+        if v < ref["unigram"]:
+            below = s
+            break
+    if below is None:
+        return "默认设置下，我们的参考训练在 " + num(ref["steps"][-1]) + " 步里还没有全部降到一元线以下。"
+    return ("默认设置下，我们的参考训练每个种子到第 " + num(below) + " 步验证损失都已低于一元线；"
+            "在台式机的浏览器里，这用不了一分钟。手机上慢得多。")
+
+
 def view(params):
     """The first state: the reference run (our CPython training of the defaults), its curve and
     its samples, which is also what a reader without JavaScript sees."""
@@ -307,12 +324,16 @@ def view(params):
     settings = []
     for key in SETTINGS:
         lo, hi = LIMITS[key]
-        settings.append({"key": key, "name": NAMES[key], "value": DEFAULTS[key], "min": lo, "max": hi,
-                         "step": "any" if key == "lr" else 1})
+        settings.append({"key": key, "name": NAMES[key], "value": DEFAULTS[key], "slow": SLOW_DEFAULTS[key],
+                         "min": lo, "max": hi, "step": "any" if key == "lr" else 1})
     return {"chart": c, "settings": settings, "ref": {
         "seeds": [r["seed"] for r in ref["runs"]], "end": num(ref["band_mean"][-1], 3),
         "unigram": num(ref["unigram"], 3), "bigram": num(ref["bigram"], 3),
         "samples": ref["samples"], "steps": num(ref["steps"][-1])},
+        "expect": expect(ref),
+        "slow_note": ("这台设备上的 Python 比台式机上的慢好几倍，所以这里先把模型设小了（宽度 " +
+                      str(SLOW_DEFAULTS["n_embd"]) + "、上下文 " + str(SLOW_DEFAULTS["block_size"]) +
+                      "）：几分钟内能看到损失往下走。"),
         "out": {"step": "0", "steps": num(DEFAULTS["steps"]), "val": num(first["val"][0], 3), "train": "—"}}
 
 

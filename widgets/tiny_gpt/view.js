@@ -196,7 +196,10 @@ export function mount(root, api) {
   window.addEventListener("pagehide", () => {
     if (running) save(true);
   });
-  if (slowRuntime) say("expect", "这台设备上的 Python 比台式机慢得多：默认设置一步要一两秒，几分钟内能看到损失往下走。想快一点，把宽度改成 16。");
   setButtons();
-  resumeSaved(true);
+  resumeSaved(true).then((resumed) => {
+    if (!slowRuntime || resumed) return;
+    say("expect", $("[data-slow-note]").dataset.slowNote);
+    for (const input of inputs) input.value = input.dataset.slow;
+  });
 }
