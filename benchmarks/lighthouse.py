@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support import BROWSER_ARGS, chromium_path  # noqa: E402
 from sitectl import SiteServer  # noqa: E402
 
-PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/"}
+PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/", "l4": "c4/l4-gating/",
+         "c3l1": "c3/l1-attention/"}
 METRICS = {  # column: (audit id, scale, format)
     "FCP s": ("first-contentful-paint", 1e-3, "{:.2f}"),
     "LCP s": ("largest-contentful-paint", 1e-3, "{:.2f}"),
