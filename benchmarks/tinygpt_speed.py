@@ -2,7 +2,7 @@
 settings, on the page's data (data/tiny-gpt.json): in CPython, in headless Chromium on Pyodide (the
 vendored npm package, served from 127.0.0.1) and in MicroPython's WebAssembly port in Node.
 
-    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython]
+    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython ulab]
 
 Each runtime trains the defaults (seed 1) for --steps steps. The clock is CPU time, not the wall
 clock, so other work on a busy machine does not count: CPython's process_time(), Chromium's
@@ -80,6 +80,53 @@ const seconds = cpu() - t0;
 const result = JSON.parse(out.trim().split("\\n").pop());
 process.stdout.write(JSON.stringify({ ...result, cpu_seconds: seconds }) + "\\n");
 """
+
+
+# The npm package holds a second MicroPython build with ulab (a numpy subset), which the site does
+# not ship: the same product at the shape of the page's default output layer (B*T = 64 rows of
+# width 32, a vocabulary of 256), the engine's own linear() against ulab's dot, in the same build.
+ULAB = """import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+import { readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+let out = "";
+const mp = await loadMicroPython({ url: job.wasm, heapsize: 256 * 1024 * 1024, stdout: (l) => (out += l + "\\n") });
+mp.FS.mkdir("/w");
+for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
+mp.runPython(`
+import sys
+sys.path.insert(0, "/w")
+import tinygpt
+from ulab import numpy as np
+X = [[(i * 7 + j) % 13 / 13.0 for j in range(32)] for i in range(64)]
+W = [[(i * 5 + j) % 11 / 11.0 for j in range(32)] for i in range(256)]
+Xa = np.array(X)
+WaT = np.array(W).transpose()`);
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+const time = (code, n) => { const t0 = cpu(); for (let i = 0; i < n; i++) mp.runPython(code); return (cpu() - t0) / n; };
+const pure = time("Y = tinygpt.linear(X, W)", 3);
+const ulab = time("Ya = np.dot(Xa, WaT)", 30);
+mp.runPython("print(max(abs(Y[i][j] - Ya[i][j]) for i in range(64) for j in range(256)))");
+process.stdout.write(JSON.stringify({ pure, ulab, diff: Number(out.trim()) }) + "\\n");
+"""
+
+
+def ulab():
+    """The engine's linear() and ulab's dot on the ulab build of MicroPython, in Node: ns per multiply-add."""
+    wasm = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript" / "micropython-ulab.wasm"
+    files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
+    script = ROOT / "benchmarks" / ".tinygpt_ulab.mjs"
+    script.write_text(ULAB, encoding="utf-8")
+    try:
+        out = subprocess.run(["node", str(script)], input=json.dumps({"wasm": str(wasm), "files": files}),
+                             capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    finally:
+        script.unlink()
+    r = json.loads(out.strip().splitlines()[-1])
+    madds = 64 * 256 * 32
+    assert r["diff"] < 1e-9, r
+    print(f"{'ulab':12} output layer 64x32 @ 32x256 on MicroPython's ulab build: engine's linear() "
+          f"{r['pure'] * 1e9 / madds:6.0f} ns/multiply-add, ulab dot {r['ulab'] * 1e9 / madds:5.0f} ns "
+          f"({r['pure'] / r['ulab']:.0f}x); same products to {r['diff']:.0e}", flush=True)
 
 
 def data():
@@ -186,10 +233,13 @@ def micropython(steps, d):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=25)
-    ap.add_argument("--only", nargs="+", default=["cpython", "pyodide", "micropython"])
+    ap.add_argument("--only", nargs="+", default=["cpython", "pyodide", "micropython", "ulab"])
     args = ap.parse_args()
     d = data()
     for name in args.only:
+        if name == "ulab":
+            ulab()
+            continue
         report(name, {"cpython": cpython, "pyodide": pyodide, "micropython": micropython}[name](args.steps, d), d)
 
 

@@ -119,3 +119,32 @@ def test_without_javascript_the_reference_run_reads(browser, served_site):
     assert len(page.get_attribute(f'{W} [data-line="band"]', "points").split()) > 4
     assert len(page.get_attribute(f'{W} [data-line="val"]', "points").split()) > 4
     context.close()
+
+
+def test_phone_on_micropython_trains_and_samples(browser, served_site):
+    """On a 375 px phone the widgets' Python is MicroPython: the page starts from its smaller
+    settings, trains, samples; the engine (widgets/common/tinygpt.py) came with the widget."""
+    context, page = open_phone_widget(browser, served_site[1] + PAGE + "?runtime=micropython", W, "light")
+    assert page.get_attribute(W, "data-runtime") == "micropython"
+    page.wait_for_function(f"document.querySelector('{W} input[name=\"n_embd\"]').value === "
+                           f"document.querySelector('{W} input[name=\"n_embd\"]').dataset.slow")
+    set_settings(page, steps=3)
+    page.click(f'{W} [data-action="start"]')
+    settle_step(page, "3")
+    page.click(f'{W} [data-action="generate"]')
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"sample\"]').textContent.startsWith('（第 3 步的模型）')",
+                           timeout=60_000)
+    context.close()
+
+
+def test_other_pages_never_fetch_the_engine(browser, served_site):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    asked = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.goto(served_site[1] + "c4/l1-ffn/")
+    page.locator('[data-widget="ffn-xor"]').scroll_into_view_if_needed()
+    page.wait_for_selector('[data-widget="ffn-xor"][data-ready="true"]', timeout=90_000)
+    assert any(u.endswith("/widgets/common/numfmt.py") for u in asked)
+    assert not [u for u in asked if "tinygpt" in u]
+    context.close()
