@@ -1,6 +1,8 @@
-"""tiny-gpt's model: the settings refused in words, a run that learns, a run carried through the
-browser's storage that continues exactly as if it had never stopped, divergence stopped with its
-step, the downloads, and the data that lab.tinygpt wrote (its n-gram lines recomputed here)."""
+"""tiny-gpt's model: the settings refused in words, a run that learns, each call's work bounded
+(a validation measured a part per call, with the same numbers as in one go), a run carried
+through the browser's storage that continues exactly as if it had never stopped, divergence
+stopped with its step, the downloads, and the data that lab.tinygpt wrote (its n-gram lines
+recomputed here)."""
 import json
 import math
 import sys
@@ -28,6 +30,20 @@ def small_data():
             "reference": real["reference"]}
 
 
+def drive(n, per_call=None):
+    """What the page's loop does: call train until n more steps are taken and no validation is
+    left half measured (or the run is over) -> (the last answer, the number of calls)."""
+    target = model.SESSION["run"].step + n
+    calls = 0
+    while True:
+        left = max(0, target - model.SESSION["run"].step)
+        out = model.train({"n": min(per_call or left, left)})
+        calls += 1
+        run = model.SESSION["run"]
+        if not run.pending and (run.step >= target or out["status"]["done"] or run.diverged):
+            return out, calls
+
+
 def test_settings_out_of_range_are_refused_in_words():
     settings, problems = model.check_settings({"n_layer": 3, "n_embd": 30, "n_head": 4, "lr": "x", "steps": 2.5})
     assert settings is None
@@ -44,36 +60,65 @@ def test_settings_out_of_range_are_refused_in_words():
 def test_a_run_learns_and_its_chart_and_status_follow():
     data = small_data()
     first = model.start({"data": data, "settings": SMALL})
-    assert first["status"]["step"] == "0" and first["val_log"][0][1] == pytest.approx(math.log(24), abs=0.3)
-    out = model.train({"n": 30})
+    assert first["status"]["step"] == "0" and first["val_log"] == [] and first["status"]["val"] == "—"
+    out, _ = drive(0)  # the first validation, measured by the calls after start
+    assert out["val_log"][0][1] == pytest.approx(math.log(24), abs=0.3)
+    out, _ = drive(30)
     assert out["status"]["step"] == "30"
     assert [s for s, _ in out["val_log"]] == [0, 25]
     assert out["val_log"][-1][1] < out["val_log"][0][1] - 0.5
     assert len(out["chart"]["train"].split()) == 30
-    out = model.train({"n": 100})  # never past settings.steps
+    out, _ = drive(100)  # never past settings.steps
     assert out["status"]["done"] and out["status"]["step"] == "60" and out["val_log"][-1][0] == 60
     text = model.generate({"temperature": 0.8, "n": 12})["text"]
     assert len(text) == 12 and set(text) <= set(data["vocab"])
     assert model.generate({"temperature": 9})["problem"]
 
 
+def test_each_call_holds_one_part_of_a_validation_and_the_numbers_are_those_of_one_go():
+    """The page never measures the whole validation set in one call (on MicroPython that alone
+    overran the 5 s call limit): a call measures EVAL_PER_CALL windows, or takes steps up to
+    the one where a validation falls due. The lab's Session.train, which runs everything in
+    one go, gives the same losses, bit for bit."""
+    data = small_data()
+    parts = model.EVAL_WINDOWS // model.EVAL_PER_CALL
+    assert parts > 1
+    model.start({"data": data, "settings": SMALL})
+    for _ in range(parts - 1):
+        assert model.train({"n": 5})["val_log"] == [] and model.SESSION["run"].step == 0
+    assert len(model.train({"n": 5})["val_log"]) == 1  # the last part: no step yet
+    assert model.train({"n": 40})["step"] == model.EVAL_EVERY  # stops where a validation is due
+    assert model.SESSION["run"].pending == [model.EVAL_EVERY, 0, 0.0]
+    _, calls = drive(100, per_call=7)
+    paged = model.SESSION["run"]
+    assert calls == 6 + 3 * parts  # steps 25-60 by 7 (stopping at 50 and 60), three validations
+    whole = model.Session(data, SMALL)
+    whole.train(35)
+    whole.train(100)
+    assert whole.val_log == paged.val_log and whole.train_log == paged.train_log
+    assert [s for s, _ in whole.val_log] == [0, 25, 50, 60]
+
+
 def test_a_run_resumed_from_storage_continues_exactly():
     data = small_data()
     model.start({"data": data, "settings": SMALL})
-    model.train({"n": 20})
+    drive(20)
+    model.train({"n": 20})  # up to step 25, where a validation falls due
+    model.train({"n": 20})  # and its first part: saved half measured
+    assert model.SESSION["run"].pending[1] == model.EVAL_PER_CALL
     saved = json.loads(json.dumps(model.state({})))  # through the browser's storage
-    model.train({"n": 20})
+    drive(20)
     straight = model.state({})
     model.SESSION["run"] = None  # a new visit: Python starts empty
     assert model.train({"n": 1}) == model.LOST
     model.resume({"data": data, "saved": saved})
-    model.train({"n": 20})
+    drive(20)
     assert model.state({}) == straight
 
 
 def test_divergence_stops_with_its_step():
     model.start({"data": small_data(), "settings": dict(SMALL, lr=0.1, n_embd=32, steps=400)})
-    out = model.train({"n": 400})
+    out, _ = drive(400)
     d = out["status"]["diverged"]
     step = int(out["status"]["step"])
     assert step < 400 and d.startswith("第 " + str(step) + " 步发散了")
@@ -82,7 +127,7 @@ def test_divergence_stops_with_its_step():
 
 def test_downloads():
     model.start({"data": small_data(), "settings": SMALL})
-    model.train({"n": 26})
+    drive(26)
     w = model.weights({})
     assert w["step"] == 26 and w["names"][0] == "wte" and len(w["weights"]["wte"]) == 24
     rows = model.loss_log({})["csv"].splitlines()

@@ -28,6 +28,7 @@ BATCH = 4            # sequences per step
 WEIGHT_DECAY = 0.01  # AdamW's decoupled decay
 EVAL_EVERY = 25      # steps between validation losses
 EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
+EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
 MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
 SAMPLE_SEED = 7      # the draws of generate(), so the same model and settings give the same text
 
@@ -78,9 +79,14 @@ def step_cost(s, vocab=256):
 # ---------------------------------------------------------------- a training session
 
 class Session:
-    """One run: the model, its optimiser, its batches and its loss log."""
+    """One run: the model, its optimiser, its batches and its loss log.
 
-    def __init__(self, data, settings):
+    The page drives it with advance(), one call's worth of work at a time: a validation is
+    measured EVAL_PER_CALL windows per call, so no call holds the whole validation set (on
+    MicroPython, several seconds). train() runs the same pieces to the end (the lab's reference
+    runs): both give the same numbers, bit for bit."""
+
+    def __init__(self, data, settings, evaluate=True):
         self.settings = settings
         self.tok = tg.Tokenizer(data["vocab"])
         self.cfg = tg.Config(len(data["vocab"]), settings["n_layer"], settings["n_embd"],
@@ -93,14 +99,35 @@ class Session:
         self.rng = Rng(settings["seed"] + 100000)  # the batches' own stream
         self.step = 0
         self.train_log = []  # [step, loss of that step's batch]
-        self.val_log = [[0, self.val_loss()]]  # [step, validation loss]
+        self.val_log = []  # [step, validation loss]
+        self.pending = [0, 0, 0.0]  # a validation in progress: [its step, next window, loss summed so far]
         self.diverged = None  # the step and why, once it has
+        while evaluate and self.pending:  # evaluate=False: the first advance() starts measuring
+            self.val_chunk()
 
-    def val_loss(self):
-        return tg.loss_of(self.cfg, self.W, self.vx, self.vy)
+    def val_chunk(self):
+        """The next EVAL_PER_CALL windows of the validation in progress (summed as tg.loss_of
+        sums them); the loss is logged, and checked against the start, when the last is in."""
+        p = self.pending
+        i = p[1]
+        xs, ys = self.vx[i:i + EVAL_PER_CALL], self.vy[i:i + EVAL_PER_CALL]
+        loss, _ = tg.forward(self.cfg, self.W, xs, ys)
+        p[2] += loss * len(xs)
+        p[1] = i + len(xs)
+        if p[1] < len(self.vx):
+            return
+        self.pending = None
+        v = p[2] / len(self.vx)
+        self.val_log.append([p[0], v])
+        if p[0] > 0 and not v < self.val_log[0][1]:  # NaN compares false
+            self.diverged = {"step": p[0], "what": "验证损失", "loss": v}
 
-    def train(self, n):
-        """Up to n more steps (never past settings.steps); stops at a divergence."""
+    def advance(self, n):
+        """One call's work: the next part of a validation in progress; else up to n steps,
+        stopping after a step where a validation falls due (it starts at the next call)."""
+        if self.pending:
+            self.val_chunk()
+            return
         start = self.val_log[0][1]
         for _ in range(n):
             if self.step >= self.settings["steps"] or self.diverged:
@@ -113,10 +140,15 @@ class Session:
                 self.diverged = {"step": self.step, "what": "训练损失", "loss": loss}
                 break
             if self.step % EVAL_EVERY == 0 or self.step == self.settings["steps"]:
-                v = self.val_loss()
-                self.val_log.append([self.step, v])
-                if not v < start:
-                    self.diverged = {"step": self.step, "what": "验证损失", "loss": v}
+                self.pending = [self.step, 0, 0.0]
+                break
+
+    def train(self, n):
+        """Up to n more steps (never past settings.steps), each validation measured in full;
+        stops at a divergence."""
+        target = min(self.step + n, self.settings["steps"])
+        while not self.diverged and (self.pending or self.step < target):
+            self.advance(target - self.step)
 
     def sample(self, n, temperature, prompt=""):
         rng = Rng(SAMPLE_SEED + self.step)
@@ -128,7 +160,7 @@ class Session:
         opt = self.opt
         return {"settings": self.settings, "step": self.step, "train_log": self.train_log,
                 "val_log": self.val_log, "diverged": self.diverged, "rng": [self.rng.state, self.rng.spare],
-                "weights": [self.W[n] for n in self.names], "adam_t": opt.t,
+                "pending": self.pending, "weights": [self.W[n] for n in self.names], "adam_t": opt.t,
                 "adam_m": [opt.m[n] for n in self.names], "adam_v": [opt.v[n] for n in self.names]}
 
     def restore(self, s):
@@ -141,6 +173,7 @@ class Session:
         self.train_log = s["train_log"]
         self.val_log = s["val_log"]
         self.diverged = s["diverged"]
+        self.pending = s.get("pending")  # a state saved mid-validation measures it again from there
         self.rng.state, self.rng.spare = s["rng"][0], s["rng"][1]
 
 
@@ -204,10 +237,9 @@ def chart(data, steps, train_log, val_log):
 
 def status(run):
     s = run.settings
-    last = run.val_log[-1]
-    out = {"step": num(run.step), "steps": num(s["steps"]), "val": num(last[1], 3),
+    out = {"step": num(run.step), "steps": num(s["steps"]), "val": num(run.val_log[-1][1], 3) if run.val_log else "—",
            "train": num(smooth(run.train_log)[-1][1], 3) if run.train_log else "—"}
-    out["done"] = run.step >= s["steps"]
+    out["done"] = run.step >= s["steps"] and not run.pending  # the last validation measured too
     if run.diverged:
         d = run.diverged
         out["diverged"] = ("第 " + num(d["step"]) + " 步发散了：" + d["what"] + "变成 " +
@@ -219,7 +251,7 @@ def status(run):
 def progress(data):
     run = SESSION["run"]
     return {"status": status(run), "chart": chart(data, run.settings["steps"], run.train_log, run.val_log),
-            "val_log": run.val_log}
+            "val_log": run.val_log, "step": run.step}
 
 
 def start(params):
@@ -227,7 +259,7 @@ def start(params):
     settings, problems = check_settings(params.get("settings"))
     if problems:
         return {"problems": problems}
-    SESSION["run"] = Session(params["data"], settings)
+    SESSION["run"] = Session(params["data"], settings, evaluate=False)  # measured by the next calls
     SESSION["data"] = params["data"]
     return progress(params["data"])
 
@@ -236,10 +268,10 @@ LOST = {"lost": True}  # this Python holds no run (it was restarted): the page r
 
 
 def train(params):
-    """params.n more steps of the live run."""
+    """The live run's next piece: a part of a validation in progress, or up to params.n steps."""
     if SESSION["run"] is None:
         return LOST
-    SESSION["run"].train(params["n"])
+    SESSION["run"].advance(params["n"])
     return progress(SESSION["data"])
 
 
@@ -294,7 +326,7 @@ def resume(params):
     settings, problems = check_settings(saved["settings"])
     if problems:
         return {"problems": problems}
-    run = Session(params["data"], settings)
+    run = Session(params["data"], settings, evaluate=False)  # restore() brings its losses
     run.restore(saved)
     SESSION["run"] = run
     SESSION["data"] = params["data"]

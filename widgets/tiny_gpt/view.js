@@ -67,6 +67,7 @@ export function mount(root, api) {
     say("status", "训练中…");
     while (running) {
       const t0 = performance.now();
+      const before = last ? last.step : 0;
       const progress = await api.call("train", { n: perCall });
       if (!progress) { // the status line says what went wrong (a call over the time limit, say)
         running = false;
@@ -79,8 +80,11 @@ export function mount(root, api) {
         await resumeSaved(false);
         break;
       }
+      // A call that took steps sizes the next (a call may also stop early where a validation
+      // falls due, or measure a part of one and take no step).
+      const done = progress.step - before;
       const ms = performance.now() - t0;
-      perCall = Math.max(1, Math.min(50, Math.round(perCall * (CALL_MS / Math.max(ms, 1)))));
+      if (done > 0) perCall = Math.max(1, Math.min(50, Math.round(done * (CALL_MS / Math.max(ms, 1)))));
       draw(progress);
       const s = progress.status;
       if (s.diverged) {
