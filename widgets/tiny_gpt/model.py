@@ -3,9 +3,9 @@ widgets/common/tinygpt.py; watch train and validation loss against the unigram a
 lines and our reference band, and sample text from the model as it is.
 
 The page keeps one training session in the worker's Python (module state): start() makes it,
-train() runs a few steps at a time (the view sizes each call to stay well under the runtime's
-time limit and redraws after each), generate() samples, state() and resume() carry it through
-the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
+train() does one call's work, a part of a validation or a few steps (the view sizes each call
+to stay well under the runtime's time limit and redraws after each), generate() samples,
+state() and resume() carry it through the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
 """
 import math
 import tinygpt as tg
