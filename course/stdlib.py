@@ -533,7 +533,7 @@ def sources():
 def direct_imports(stdlib, files):
     """(the standard modules these files import, the encodings they name); a module that
     Pyodide lacks fails the build at its line."""
-    local = set(widgets.shared_modules()) | RUNTIME_MODULES
+    local = set(widgets.common_modules()) | RUNTIME_MODULES
     direct, encodings = set(), set()
     for label, path in files:
         try:

@@ -51,15 +51,64 @@ def load_model(name):
         known = ", ".join(names()) or "none"
         raise CourseError(f"widgets/{folder.name}", f"unknown widget '{name}' (missing {', '.join(missing)}; "
                           f"known widgets: {known})")
-    for stem in load_order(shared_modules()):  # models `import numfmt`, as under Pyodide
+    for stem in load_order(common_modules()):  # models `import numfmt`, as under Pyodide
         common_module(stem)
     return load_module(folder / "model.py", f"{folder.name}_model")
 
 
-def shared_modules():
-    """The modules in widgets/common/ that every model may import: the build loads them for the
-    first state, and the browser's Python gets the same list (widgets/runtime/shared-modules.json)."""
+def common_modules():
+    """The modules in widgets/common/ that every model may import: the build loads them all for
+    the first state."""
     return sorted(p.stem for p in COMMON.glob("*.py"))
+
+
+def _imports(path, local):
+    """The names in `local` that the Python file at `path` imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found & local
+
+
+def needed_modules(name):
+    """The widgets/common/ modules that widget `name`'s model imports, directly or through
+    another common module (stack imports vec)."""
+    local = set(common_modules())
+    todo = list(_imports(folder_of(name) / "model.py", local))
+    found = set()
+    while todo:
+        stem = todo.pop()
+        if stem not in found:
+            found.add(stem)
+            todo.extend(_imports(COMMON / f"{stem}.py", local))
+    return found
+
+
+def own_modules():
+    """{widget name: [its own common modules]}: a module in widgets/common/ that exactly one
+    widget needs travels with that widget (the browser fetches it when it imports that model,
+    named by the page in the widget's data-modules) instead of with every page's Python
+    (tinygpt.py, the tiny-gpt page's 16 KB engine). The rest are shared_modules()."""
+    users = {}
+    for name in names():
+        for stem in needed_modules(name):
+            users.setdefault(stem, []).append(name)
+    out = {}
+    for stem, who in sorted(users.items()):
+        if len(who) == 1:
+            out.setdefault(who[0], []).append(stem)
+    return out
+
+
+def shared_modules():
+    """The common modules the browser's Python loads when it boots, on every page
+    (widgets/runtime/shared-modules.json): all but the widgets' own_modules()."""
+    owned = {stem for stems in own_modules().values() for stem in stems}
+    return [stem for stem in common_modules() if stem not in owned]
 
 
 def load_order(stems):
@@ -121,7 +170,7 @@ class Renderer:
         # A model may trim what the page carries for later calls (e.g. a compact copy of its data).
         shipped = model.page_params(first) if hasattr(model, "page_params") else first
         html = self.env.get_template("runtime/frame.html").render(
-            name=name, body=Markup(body),
+            name=name, body=Markup(body), modules=" ".join(own_modules().get(name, [])),
             params_json=_single_quoted(json.dumps(shipped, ensure_ascii=False, separators=(",", ":"))))
         # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
         return Markup("\n".join(line for line in html.splitlines() if line.strip()))

@@ -49,3 +49,16 @@ def test_a_model_importing_what_pyodide_lacks_fails_the_build(scratch_project):
     assert f"widgets/linear_fit/model.py:{line}: imports 'venv', which the browser's Python does not have" \
         in lines[0]
     assert (scratch_project / "site" / "index.html").read_text() == "the previous build"
+
+
+def test_a_common_module_one_widget_needs_travels_with_that_widget_only(site_dir):
+    """tinygpt.py (the tiny-gpt page's 16 KB engine) is not in the list every page's Python
+    fetches when it boots; the tiny-gpt widget names it for its own load, and no other page does."""
+    shared = json.loads((site_dir / "widgets" / "runtime" / "shared-modules.json").read_text())
+    assert "tinygpt" not in shared and {"numfmt", "rng", "vec"} <= set(shared)
+    assert (site_dir / "widgets" / "common" / "tinygpt.py").exists()
+    page = (site_dir / "train" / "l1-tiny-gpt" / "index.html").read_text(encoding="utf-8")
+    assert 'data-widget="tiny-gpt" data-ready="false" data-modules="tinygpt"' in page
+    others = [p for p in site_dir.rglob("*.html") if 'data-modules="tinygpt"' in p.read_text(encoding="utf-8")]
+    assert sorted(p.relative_to(site_dir).as_posix() for p in others) == \
+        ["authors/gallery/index.html", "train/l1-tiny-gpt/index.html"]

@@ -58,6 +58,11 @@ GRID = {  # model -> params to compare (the default first)
                      {"gate": [1.0, 1.0, 0.0], "up": [-1.0, -1.0, 2.0]}, {"activation": "sigmoid", "gate": [-2.0, 0.75, -1.25]}],
     "residual-evidence": [{}],
     "gate-width": [{}, {"d": 4096}, {"d": 8192}, {"d": 768}],
+    "tiny-gpt": [{}, ("start", {"settings": {"n_layer": 2, "n_embd": 8, "n_head": 2, "block_size": 6, "lr": 0.01,
+                                           "steps": 30, "seed": 4}}),
+                 # the first validation, a part a call; steps to 25, where the next falls due; its first part
+                 ] + [("train", {"n": 26})] * 6 + [("generate", {"n": 8, "temperature": 0.8}), ("loss_log", {}),
+                 ("state", {})],
     "swiglu-clamp": [{}, {"x": 300.0, "clamp": "gpt-oss"}, {"x": 2e19, "clamp": "deepseek-v4"},
                      {"tied": False, "x": -5.0, "y": 1e20}, {"tied": False, "x": 7.0, "y": 0.0, "clamp": "gpt-oss"}],
 }

@@ -6,7 +6,8 @@
 //               {type: "prefetch", folders}              download, but neither parse nor start, MicroPython,
 //                                                        the shared modules and these widgets' models and
 //                                                        views (early.js)
-//               {id, type: "load", folder, url}          import widgets/<folder>/model.py
+//               {id, type: "load", folder, url, modules} import widgets/<folder>/model.py, after writing
+//                                                        widgets/common/<modules>.py (the widget's own)
 //               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
 //               {type: "started", id}   (the call's time limit starts now)
@@ -103,17 +104,29 @@ async function boot(sharedModules, size) {
   const [bridgeSource, ...shared] = await sources;
   mp.FS.mkdir(HOME);
   mp.FS.writeFile(`${HOME}/_cw_mp_bridge.py`, bridgeSource);
-  sharedModules.forEach((name, i) => mp.FS.writeFile(`${HOME}/${name}.py`, shared[i]));
+  sharedModules.forEach((name, i) => {
+    mp.FS.writeFile(`${HOME}/${name}.py`, shared[i]);
+    written.add(name);
+  });
   mp.runPython(`import sys\nsys.path.insert(0, "${HOME}")`);
   bridge = mp.pyimport("_cw_mp_bridge");
   postMessage({ type: "ready" });
 }
 
-async function handle({ id, type, folder, url, fn, params }) {
+// widgets/common/ modules written so far: the shared ones at boot, a widget's own on its load.
+const written = new Set();
+
+async function handle({ id, type, folder, url, modules = [], fn, params }) {
   const module = `${folder}_model`;
   if (type === "load") {
     progress("载入组件的 Python 模型…");
-    mp.FS.writeFile(`${HOME}/${module}.py`, await fetchOnce(url));
+    const own = modules.filter((name) => !written.has(name));
+    const texts = await Promise.all([url, ...own.map((name) => new URL(`${name}.py`, COMMON_URL))].map((u) => fetchOnce(u)));
+    own.forEach((name, i) => {
+      mp.FS.writeFile(`${HOME}/${name}.py`, texts[i + 1]);
+      written.add(name);
+    });
+    mp.FS.writeFile(`${HOME}/${module}.py`, texts[0]);
     postMessage({ type: "started", id });
     bridge.load(module);
     return "null";

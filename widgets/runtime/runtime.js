@@ -355,7 +355,11 @@ async function loadModel(widget, onProgress = null) {
   const folder = folderOf(widget);
   if (!engine.models.has(folder)) {
     const url = new URL(`${folder}/model.py`, WIDGETS_URL).href;
-    const loading = engine.request(widget, { type: "load", folder, url }, LOAD_TIMEOUT_MS);
+    // The widgets/common/ modules only this widget imports (tinygpt.py) come with its model,
+    // not with every page's Python: the page names them (course/widgets.py, own_modules).
+    const root = document.querySelector(`[data-widget="${widget}"][data-modules]`);
+    const modules = root ? root.dataset.modules.split(" ").filter(Boolean) : [];
+    const loading = engine.request(widget, { type: "load", folder, url, modules }, LOAD_TIMEOUT_MS);
     loading.catch(() => {
       if (engine.models.get(folder) === loading) engine.models.delete(folder);
     });

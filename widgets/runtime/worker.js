@@ -2,7 +2,8 @@
 // Messages in:  {type: "boot", sharedModules, exercises, size}  start Python, import widgets/common/*.py
 //                                                            (and run_exercise.py when exercises);
 //                                                            size: what the download costs, as text
-//               {id, type: "load", folder, url}              import widgets/<folder>/model.py
+//               {id, type: "load", folder, url, modules}     import widgets/<folder>/model.py, after
+//                                                            writing widgets/common/<modules>.py
 //               {id, type: "call", folder, fn, params}       run model.fn(params) -> dict
 //               {id, type: "exercise", code, given, check}   run a student's code, then its check
 //                                                            (run_exercise.py) -> {ran, error, verdict}
@@ -69,7 +70,10 @@ async function boot(sharedModules, size) {
   progress("启动 Python…");
   const [bridge, ...shared] = await sources;
   pyodide.FS.writeFile(`${HOME}/_cw_bridge.py`, bridge);
-  sharedModules.forEach((name, i) => pyodide.FS.writeFile(`${HOME}/${name}.py`, shared[i]));
+  sharedModules.forEach((name, i) => {
+    pyodide.FS.writeFile(`${HOME}/${name}.py`, shared[i]);
+    written.add(name);
+  });
   pyodide.runPython(`import sys; sys.path.insert(0, "${HOME}")`);
   const bridgeModule = pyodide.pyimport("_cw_bridge");
   loadModule = bridgeModule.load;
@@ -113,11 +117,17 @@ async function runExercise(id, { code, given, check }) {
   return run.run(code, given, check, emit);
 }
 
-async function handle({ id, type, folder, url, fn, params, ...rest }) {
+// widgets/common/ modules written so far: the shared ones at boot, a widget's own on its load.
+const written = new Set();
+
+async function handle({ id, type, folder, url, modules = [], fn, params, ...rest }) {
   const module = `${folder}_model`;
   if (type === "load") {
     progress("载入组件的 Python 模型…");
-    await writeModule(url, `${module}.py`);
+    const own = modules.filter((name) => !written.has(name));
+    await Promise.all([writeModule(url, `${module}.py`),
+      ...own.map((name) => writeModule(new URL(`${name}.py`, COMMON_URL), `${name}.py`))]);
+    own.forEach((name) => written.add(name));
     postMessage({ type: "started", id });
     loadModule(module);
     return "null";

@@ -1,0 +1,251 @@
+"""Training speed of the tiny-gpt page's engine (widgets/common/tinygpt.py) at the page's default
+settings, on the page's data (data/tiny-gpt.json): in CPython, in headless Chromium on Pyodide (the
+vendored npm package, served from 127.0.0.1) and in MicroPython's WebAssembly port in Node.
+
+    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython ulab]
+
+Each runtime trains the defaults (seed 1) for --steps steps. The clock is CPU time, not the wall
+clock, so other work on a busy machine does not count: CPython's process_time(), Chromium's
+renderer ProcessTime (DevTools Protocol Performance.getMetrics; Pyodide runs on the page's main
+thread here, the page runs it in a worker), Node's process.cpuUsage(). Start-up and the first
+validation loss are outside the timed part. Prints the seconds per step, the steps one free core
+runs in 60 s and in 5 min, and the validation loss at those steps: the training is deterministic,
+so it is the reference run of seed 1 in data/tiny-gpt.json (trained in CPython; each runtime's own
+losses up to --steps are checked against it), against the unigram line.
+"""
+import argparse
+import functools
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "widgets" / "common"))
+
+COMMON = ("tinygpt", "rng", "numfmt")
+
+# Runs in every runtime, with `model` the page's model module: make() starts the defaults' run
+# (untimed), train(n) is the timed part.
+BENCH = """
+RUN = {}
+def make(model, data, steps):
+    settings = dict(model.DEFAULTS)
+    settings["steps"] = steps
+    RUN["run"] = model.Session(data, settings)
+def train(steps):
+    run = RUN["run"]
+    run.train(steps)
+    return {"steps": run.step, "val_log": run.val_log}
+"""
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>bench</title><script type="module">
+const { loadPyodide } = await import("/node_modules/pyodide/pyodide.mjs");
+const py = await loadPyodide({ indexURL: "/node_modules/pyodide/" });
+const text = async (u) => (await fetch(u)).text();
+for (const m of %s) py.FS.writeFile(`/home/pyodide/${m}.py`, await text(`/widgets/common/${m}.py`));
+py.FS.writeFile("/home/pyodide/tiny_gpt_model.py", await text("/widgets/tiny_gpt/model.py"));
+py.FS.writeFile("/home/pyodide/_bench.py", %s);
+py.FS.writeFile("/home/pyodide/_data.json", await text("/data/tiny-gpt.json"));
+window.make = (steps) => py.runPython(`
+import sys, json
+sys.path.insert(0, "/home/pyodide")
+import tiny_gpt_model, _bench
+_bench.make(tiny_gpt_model, json.load(open("/home/pyodide/_data.json")), ${steps})`);
+window.train = (steps) => py.runPython(`json.dumps(_bench.train(${steps}))`);
+window.ready = true;
+</script>"""
+
+MICROPYTHON = """import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+import { readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+let out = "";
+// The heap the page's worker starts with (widgets/runtime/mp_worker.js, HEAP_BYTES); it grows as needed.
+const mp = await loadMicroPython({ heapsize: 4 * 1024 * 1024, stdout: (l) => (out += l + "\\n") });
+mp.FS.mkdir("/w");
+for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
+mp.FS.writeFile("/w/_data.json", job.data);
+mp.runPython(`
+import sys, json
+sys.path.insert(0, "/w")
+import tiny_gpt_model, _bench
+_bench.make(tiny_gpt_model, json.load(open("/w/_data.json")), ${job.steps})`);
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+// One step a call, as the page calls it on MicroPython (measured at the phone settings: 4 steps in
+// one call and 4 calls of one step took the same CPU time).
+const t0 = cpu();
+for (let i = 1; i < job.steps; i++) mp.runPython("_bench.train(1)");
+mp.runPython(`print(json.dumps(_bench.train(1)))`);
+const seconds = cpu() - t0;
+const result = JSON.parse(out.trim().split("\\n").pop());
+process.stdout.write(JSON.stringify({ ...result, cpu_seconds: seconds }) + "\\n");
+"""
+
+
+# The npm package holds a second MicroPython build with ulab (a numpy subset), which the site does
+# not ship: the same product at the shape of the page's default output layer (B*T = 64 rows of
+# width 32, a vocabulary of 256), the engine's own linear() against ulab's dot, in the same build.
+ULAB = """import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+import { readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+let out = "";
+const mp = await loadMicroPython({ url: job.wasm, heapsize: 256 * 1024 * 1024, stdout: (l) => (out += l + "\\n") });
+mp.FS.mkdir("/w");
+for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
+mp.runPython(`
+import sys
+sys.path.insert(0, "/w")
+import tinygpt
+from ulab import numpy as np
+X = [[(i * 7 + j) % 13 / 13.0 for j in range(32)] for i in range(64)]
+W = [[(i * 5 + j) % 11 / 11.0 for j in range(32)] for i in range(256)]
+Xa = np.array(X)
+WaT = np.array(W).transpose()`);
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+const time = (code, n) => { const t0 = cpu(); for (let i = 0; i < n; i++) mp.runPython(code); return (cpu() - t0) / n; };
+const pure = time("Y = tinygpt.linear(X, W)", 3);
+const ulab = time("Ya = np.dot(Xa, WaT)", 30);
+mp.runPython("print(max(abs(Y[i][j] - Ya[i][j]) for i in range(64) for j in range(256)))");
+process.stdout.write(JSON.stringify({ pure, ulab, diff: Number(out.trim()) }) + "\\n");
+"""
+
+
+def ulab():
+    """The engine's linear() and ulab's dot on the ulab build of MicroPython, in Node: ns per multiply-add."""
+    wasm = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript" / "micropython-ulab.wasm"
+    files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
+    script = ROOT / "benchmarks" / ".tinygpt_ulab.mjs"
+    script.write_text(ULAB, encoding="utf-8")
+    try:
+        out = subprocess.run(["node", str(script)], input=json.dumps({"wasm": str(wasm), "files": files}),
+                             capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    finally:
+        script.unlink()
+    r = json.loads(out.strip().splitlines()[-1])
+    madds = 64 * 256 * 32
+    assert r["diff"] < 1e-9, r
+    print(f"{'ulab':12} output layer 64x32 @ 32x256 on MicroPython's ulab build: engine's linear() "
+          f"{r['pure'] * 1e9 / madds:6.0f} ns/multiply-add, ulab dot {r['ulab'] * 1e9 / madds:5.0f} ns "
+          f"({r['pure'] / r['ulab']:.0f}x); same products to {r['diff']:.0e}", flush=True)
+
+
+def data():
+    return json.loads((ROOT / "data" / "tiny-gpt.json").read_text(encoding="utf-8"))
+
+
+def report(name, r, d):
+    ref = d["reference"]
+    seed1 = next(run for run in ref["runs"] if run["seed"] == 1)
+    curve = list(zip(ref["steps"], seed1["val"]))
+    reference = dict(curve)
+    for s, v in r["val_log"]:  # the same run, step for step
+        if s in reference:
+            assert abs(v - reference[s]) < 1e-9 * v, f"{name}: val {v} at step {s}, CPython's reference {reference[s]}"
+    per_step = r["cpu_seconds"] / r["steps"]
+
+    def at(seconds):
+        steps = int(seconds / per_step)
+        done = [(s, v) for s, v in curve if s <= steps]
+        if steps > curve[-1][0]:
+            return f"{steps} steps (past the reference's {curve[-1][0]}: val {curve[-1][1]:.3f} there)"
+        return f"{steps} steps, val {done[-1][1]:.3f} (step {done[-1][0]})"
+
+    below = next((s for s, v in curve if v < ref["unigram"]), None)
+    print(f"{name:12} {per_step * 1000:7.0f} ms/step ({1 / per_step:5.2f} steps/s of one core);  "
+          f"60 s: {at(60)};  5 min: {at(300)};  unigram {ref['unigram']:.3f}, first below it at step {below} "
+          f"= {below * per_step:.0f} s", flush=True)
+
+
+def cpython(steps, d):
+    import importlib.util
+    namespace = {}
+    exec(BENCH, namespace)
+    spec = importlib.util.spec_from_file_location("tiny_gpt_model", ROOT / "widgets" / "tiny_gpt" / "model.py")
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    namespace["make"](model, d, steps)
+    t0 = time.process_time()
+    r = namespace["train"](steps)
+    r["cpu_seconds"] = time.process_time() - t0
+    return r
+
+
+def pyodide(steps, d):
+    from playwright.sync_api import sync_playwright
+    from support import BROWSER_ARGS, chromium_path
+
+    page_html = PAGE % (json.dumps(list(COMMON)), json.dumps(BENCH))
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/bench.html":
+                body = page_html.encode("utf-8")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    Handler.extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **{".mjs": "text/javascript"})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(ROOT)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS)
+            page = browser.new_page()
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+
+            def process_time():
+                return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "ProcessTime")
+
+            page.goto(f"http://127.0.0.1:{server.server_port}/bench.html")
+            page.wait_for_function("window.ready === true", timeout=600_000)
+            page.evaluate(f"make({steps})")
+            t0 = process_time()
+            result = json.loads(page.evaluate(f"train({steps})"))
+            result["cpu_seconds"] = process_time() - t0
+            browser.close()
+            return result
+    finally:
+        server.shutdown()
+
+
+def micropython(steps, d):
+    files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
+    files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
+    files["_bench"] = BENCH
+    job = {"files": files, "steps": steps, "data": json.dumps(d, ensure_ascii=False)}
+    script = ROOT / "benchmarks" / ".tinygpt_micropython.mjs"
+    script.write_text(MICROPYTHON, encoding="utf-8")
+    try:
+        out = subprocess.run(["node", str(script)], input=json.dumps(job), capture_output=True, text=True,
+                             cwd=ROOT, check=True).stdout
+    finally:
+        script.unlink()
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=25)
+    ap.add_argument("--only", nargs="+", default=["cpython", "pyodide", "micropython", "ulab"])
+    args = ap.parse_args()
+    d = data()
+    for name in args.only:
+        if name == "ulab":
+            ulab()
+            continue
+        report(name, {"cpython": cpython, "pyodide": pyodide, "micropython": micropython}[name](args.steps, d), d)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The tiny-gpt page's data: a slice of 三國演義's training split, the validation slice, the
+character vocabulary, the unigram and bigram reference losses, and the reference band (the
+page's own engine and Session, widgets/common/tinygpt.py, trained at the page's default
+settings in CPython with several seeds). Standard library only; no torch.
+
+    python -m lab.tinygpt --corpus ../shared/corpus/sanguo-yanyi.txt [--seeds 1 2 3]
+
+Writes data/tiny-gpt.json (schema: data/schemas/tiny-gpt.schema.json). The split is the lab's:
+chapters 111-120 are held out; the training slice is the start of chapter 1 onward, the
+validation slice the start of chapter 111 onward.
+"""
+import argparse
+import datetime
+import hashlib
+import importlib.util
+import json
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "widgets" / "common"))
+import tinygpt as tg  # noqa: E402
+
+CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as lab/prepare.py
+VAL_FROM = 111   # chapters 111-120 are the lab's held-out validation chapters
+VOCAB = 256      # characters, UNK included: the rest of the training split's characters fold into UNK
+TRAIN_CHARS = 30000
+VAL_CHARS = 6000
+SAMPLE_CHARS = 60
+SAMPLE_TEMPERATURE = 0.8
+OUT = ROOT / "data" / "tiny-gpt.json"
+
+
+def load_page_model():
+    spec = importlib.util.spec_from_file_location("tiny_gpt_model", ROOT / "widgets" / "tiny_gpt" / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def chapters_of(text):
+    starts = [m.start() for m in CHAPTER_RE.finditer(text)]
+    starts[0] = 0
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
+def ngram_losses(train, val, V):
+    """Validation cross-entropy (nats/character) of an add-one unigram and of a bigram
+    interpolated with it, both counted on the training slice; the bigram's weight is picked on
+    the training slice's last tenth (counted on the rest), as lab/prepare.py does."""
+    def fit(tokens):
+        uni = [1] * V
+        for t in tokens:
+            uni[t] += 1
+        total = float(sum(uni))
+        big, ctx = {}, [0] * V
+        for a, b in zip(tokens, tokens[1:]):
+            big[(a, b)] = big.get((a, b), 0) + 1
+            ctx[a] += 1
+        return [u / total for u in uni], big, ctx
+
+    def nll(model, tokens, lam):
+        p_uni, big, ctx = model
+        total = 0.0
+        for a, b in zip(tokens, tokens[1:]):
+            p_big = big.get((a, b), 0) / ctx[a] if ctx[a] else 0.0
+            total -= math.log(lam * p_big + (1 - lam) * p_uni[b])
+        return total / (len(tokens) - 1)
+
+    cut = int(len(train) * 0.9)
+    held = fit(train[:cut])
+    lam = min([round(0.05 * k, 2) for k in range(20)], key=lambda l: nll(held, train[cut:], l))
+    full = fit(train)
+    return nll(full, val, 0.0), nll(full, val, lam), lam
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", required=True, help="sanguo-yanyi.txt (read, never copied)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    args = ap.parse_args(argv)
+    raw = Path(args.corpus).read_bytes()
+    chapters = chapters_of(raw.decode("utf-8"))
+    if len(chapters) != 120:
+        raise SystemExit(f"expected 120 chapters, found {len(chapters)}")
+    train_split = "".join(chapters[:VAL_FROM - 1])
+    val_split = "".join(chapters[VAL_FROM - 1:])
+    vocab = tg.build_vocab(train_split, VOCAB)
+    train_text, val_text = train_split[:TRAIN_CHARS], val_split[:VAL_CHARS]
+    tok = tg.Tokenizer(vocab)
+    unigram, bigram, lam = ngram_losses(tok.encode(train_text), tok.encode(val_text), len(vocab))
+
+    page = load_page_model()
+    settings = dict(page.DEFAULTS)
+    runs, samples = [], []
+    data = {"vocab": vocab, "train_text": train_text, "val_text": val_text}
+    t0 = time.time()
+    for seed in args.seeds:
+        settings["seed"] = seed
+        run = page.Session(data, dict(settings))
+        run.train(settings["steps"])
+        if run.diverged:
+            raise SystemExit(f"seed {seed} diverged at step {run.diverged['step']}")
+        runs.append({"seed": seed, "val": [v for _, v in run.val_log]})
+        samples.append({"seed": seed, "temperature": SAMPLE_TEMPERATURE, "text": run.sample(SAMPLE_CHARS, SAMPLE_TEMPERATURE)})
+        print(f"seed {seed}: val {run.val_log[-1][1]:.3f} after {run.step} steps, {time.time() - t0:.0f} s", flush=True)
+    steps = [s for s, _ in run.val_log]
+    by_step = list(zip(*[r["val"] for r in runs]))
+    covered = sum(ch in set(vocab) for ch in val_text) / len(val_text)
+    out = {
+        "model_card": {
+            "what": "tiny-gpt page: training and validation slices of 三國演義, character vocabulary, "
+                    "n-gram reference losses and the reference band of the page's default settings",
+            "corpus": {"file": Path(args.corpus).name, "sha256": hashlib.sha256(raw).hexdigest(),
+                       "chapters": len(chapters)},
+            "split": {"train_chapters": [1, VAL_FROM - 1], "val_chapters": [VAL_FROM, len(chapters)],
+                      "train_slice": {"from": "the start of chapter 1", "characters": len(train_text),
+                                      "sha256": hashlib.sha256(train_text.encode("utf-8")).hexdigest()},
+                      "val_slice": {"from": f"the start of chapter {VAL_FROM}", "characters": len(val_text),
+                                    "sha256": hashlib.sha256(val_text.encode("utf-8")).hexdigest()}},
+            "tokenizer": {"kind": "characters", "vocab_size": len(vocab),
+                          "vocab_from": f"the {VOCAB - 1} most frequent characters of chapters 1-{VAL_FROM - 1}, "
+                                        "the rest folded into one token (□)",
+                          "val_characters_in_vocab": covered},
+            "reference": {"settings": {k: settings[k] for k in page.SETTINGS if k != "seed"},
+                          "batch": page.BATCH, "weight_decay": page.WEIGHT_DECAY, "eval_every": page.EVAL_EVERY,
+                          "eval_windows": page.EVAL_WINDOWS, "seeds": args.seeds, "runtime": "CPython " + sys.version.split()[0],
+                          "wall_seconds": round(time.time() - t0, 1)},
+            "ngram": {"unigram_smoothing": "add-one", "bigram_lambda": lam,
+                      "evaluated_on": "every character of the validation slice after its first"},
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "command": "python -m lab.tinygpt --corpus ../shared/corpus/" + Path(args.corpus).name
+                       + " --seeds " + " ".join(str(s) for s in args.seeds),
+        },
+        "vocab": vocab, "train_text": train_text, "val_text": val_text,
+        "reference": {"unigram": unigram, "bigram": bigram, "steps": steps, "runs": runs,
+                      "band_lo": [min(v) for v in by_step], "band_hi": [max(v) for v in by_step],
+                      "band_mean": [sum(v) / len(v) for v in by_step], "samples": samples},
+    }
+    OUT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"unigram {unigram:.3f}, bigram {bigram:.3f}; wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

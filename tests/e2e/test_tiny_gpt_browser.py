@@ -1,0 +1,151 @@
+"""tiny-gpt in Chromium, on its page: train, watch, sample, stop and continue, come back after a
+reload to the run where it was, download; settings refused in words; the page stays responsive;
+a 375 px phone, no JavaScript (the reference run), keyboard only, axe-core."""
+import json
+
+import pytest
+
+from support import open_live_widget, open_phone_widget, overflows, scroll_to_read, serious_axe
+
+pytestmark = pytest.mark.e2e
+W = '[data-widget="tiny-gpt"]'
+PAGE = "train/l1-tiny-gpt/"
+
+
+def out(page, key):
+    return page.locator(f'{W} [data-out="{key}"]').first.inner_text()
+
+
+def settle_step(page, step):
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"step\"]').textContent === '{step}'", timeout=120_000)
+
+
+def set_settings(page, **values):
+    for name, value in values.items():
+        page.fill(f'{W} input[name="{name}"]', str(value))
+
+
+def test_train_sample_reload_resume_and_download(browser, served_site):
+    context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
+    set_settings(page, n_embd=16, block_size=8, steps=50)
+    page.click(f'{W} [data-action="start"]')
+    settle_step(page, "50")
+    # the last validation is measured by the calls after the last step
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"status\"]').textContent.includes('训练完成')")
+    assert len(page.get_attribute(f'{W} [data-line="val"]', "points").split()) == 3  # steps 0, 25, 50
+    assert len(page.get_attribute(f'{W} [data-line="train"]', "points").split()) == 50
+    page.click(f'{W} [data-action="generate"]')
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"sample\"]').textContent.startsWith('（第 50 步的模型）')")
+    with page.expect_download() as info:
+        page.click(f'{W} [data-action="weights"]')
+    weights = json.loads(open(info.value.path(), encoding="utf-8").read())
+    assert weights["step"] == 50 and weights["config"]["n_embd"] == 16
+    with page.expect_download() as info:
+        page.click(f'{W} [data-action="log"]')
+    assert open(info.value.path(), encoding="utf-8").read().splitlines()[0] == "step,train_loss,val_loss"
+    val = out(page, "val")
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"storage\"]').textContent.includes('存在这个浏览器里')")
+    page.reload()
+    page.locator(W).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
+    settle_step(page, "50")
+    assert out(page, "val") == val and "上次的训练已完成" in out(page, "status")
+    assert page.input_value(f'{W} input[name="n_embd"]') == "16"
+    page.click(f'{W} [data-action="restart"]')
+    assert page.is_enabled(f'{W} [data-action="start"]') and page.is_enabled(f'{W} input[name="n_embd"]')
+    context.close()
+
+
+def test_stop_continue_and_responsive(browser, served_site):
+    context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
+    set_settings(page, n_embd=16, block_size=8, steps=3000)
+    page.click(f'{W} [data-action="start"]')
+    page.wait_for_function(f"Number(document.querySelector('{W} [data-out=\"step\"]').textContent) >= 5", timeout=60_000)
+    # While it trains, the main thread stays free: its longest task over 3 s (the training runs in
+    # the worker; the page only parses each call's answer and moves the chart's points).
+    longest = page.evaluate("""() => new Promise((done) => {
+      let worst = 0;
+      const watch = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) worst = Math.max(worst, e.duration); });
+      watch.observe({ type: "longtask" });
+      setTimeout(() => { watch.disconnect(); done(worst); }, 3000); })""")
+    assert longest < 200, f"a main-thread task took {longest:.0f} ms while training"
+    page.click(f'{W} [data-action="stop"]')
+    page.wait_for_function(f"!document.querySelector('{W} [data-action=\"continue\"]').disabled")
+    stopped = out(page, "step")
+    page.wait_for_timeout(1500)
+    assert out(page, "step") == stopped
+    page.click(f'{W} [data-action="continue"]')
+    page.wait_for_function(f"Number(document.querySelector('{W} [data-out=\"step\"]').textContent) > {int(stopped)}")
+    page.click(f'{W} [data-action="stop"]')
+    context.close()
+
+
+def test_settings_out_of_range_are_refused_in_words(browser, served_site):
+    context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
+    set_settings(page, n_layer=3, lr=1)
+    page.click(f'{W} [data-action="start"]')
+    page.wait_for_selector(f"{W} .tg-problems p")
+    problems = page.locator(f"{W} .tg-problems").inner_text()
+    assert "层数要在 1 到 2 之间。" in problems and "学习率要在 0.000 到 0.1 之间。" not in problems
+    assert "学习率要在" in problems and out(page, "step") == "0"
+    context.close()
+
+
+def test_keyboard_only(browser, served_site):
+    context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
+    page.focus(f'{W} input[name="steps"]')
+    page.keyboard.press("Control+a")
+    page.keyboard.type("3")
+    for _ in range(2):  # steps -> seed -> 开始训练
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.action") == "start"
+    page.keyboard.press("Enter")
+    settle_step(page, "3")
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_no_overflow_and_axe(browser, served_site, scheme):
+    context, page = open_phone_widget(browser, served_site[1] + PAGE, W, scheme)
+    assert max(overflows(page, W, "div, fieldset, figure, svg")) <= 0
+    assert serious_axe(page, W) == []
+    context.close()
+
+
+def test_without_javascript_the_reference_run_reads(browser, served_site):
+    context, page = open_phone_widget(browser, served_site[1] + PAGE, W, "light", js=False)
+    samples = scroll_to_read(page.locator(f"{W} .tg-ref-samples"))
+    assert samples.locator("li").count() >= 2 and "種子" not in samples.inner_text()
+    assert len(page.get_attribute(f'{W} [data-line="band"]', "points").split()) > 4
+    assert len(page.get_attribute(f'{W} [data-line="val"]', "points").split()) > 4
+    context.close()
+
+
+def test_phone_on_micropython_trains_and_samples(browser, served_site):
+    """On a 375 px phone the widgets' Python is MicroPython: the page starts from its smaller
+    settings, trains, samples; the engine (widgets/common/tinygpt.py) came with the widget."""
+    context, page = open_phone_widget(browser, served_site[1] + PAGE + "?runtime=micropython", W, "light")
+    assert page.get_attribute(W, "data-runtime") == "micropython"
+    page.wait_for_function(f"document.querySelector('{W} input[name=\"n_embd\"]').value === "
+                           f"document.querySelector('{W} input[name=\"n_embd\"]').dataset.slow")
+    set_settings(page, steps=3)
+    page.click(f'{W} [data-action="start"]')
+    settle_step(page, "3")
+    page.click(f'{W} [data-action="generate"]')
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"sample\"]').textContent.startsWith('（第 3 步的模型）')",
+                           timeout=60_000)
+    context.close()
+
+
+def test_other_pages_never_fetch_the_engine(browser, served_site):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    asked = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.goto(served_site[1] + "c4/l2-residual/")
+    page.locator('[data-widget="depth-signal"]').scroll_into_view_if_needed()
+    page.wait_for_selector('[data-widget="depth-signal"][data-ready="true"]', timeout=90_000)
+    assert any(u.endswith("/widgets/common/stack.py") for u in asked)
+    assert not [u for u in asked if "tinygpt" in u]
+    context.close()

@@ -1,0 +1,167 @@
+"""tiny-gpt's model: the settings refused in words, a run that learns, each call's work bounded
+(a validation measured a part per call, with the same numbers as in one go), a run carried
+through the browser's storage that continues exactly as if it had never stopped, divergence
+stopped with its step, the downloads, and the data that lab.tinygpt wrote (its n-gram lines
+recomputed here)."""
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "widgets" / "common")]
+
+from course.widgets import load_model  # noqa: E402
+
+model = load_model("tiny-gpt")
+TEXT = "滾滾長江東逝水，浪花淘盡英雄。是非成敗轉頭空，青山依舊在，幾度夕陽紅。白髮漁樵江渚上，慣看秋月春風。"
+SMALL = {"n_layer": 1, "n_embd": 8, "n_head": 2, "block_size": 8, "lr": 0.01, "steps": 60, "seed": 3}
+
+
+def small_data():
+    """A data file in the shape of data/tiny-gpt.json, small enough for a test."""
+    import tinygpt
+    with open(ROOT / "data" / "tiny-gpt.json", encoding="utf-8") as f:
+        real = json.load(f)
+    return {"vocab": tinygpt.build_vocab(TEXT, 24), "train_text": TEXT * 4, "val_text": TEXT[::-1] * 2,
+            "reference": real["reference"]}
+
+
+def drive(n, per_call=None):
+    """What the page's loop does: call train until n more steps are taken and no validation is
+    left half measured (or the run is over) -> (the last answer, the number of calls)."""
+    target = model.SESSION["run"].step + n
+    calls = 0
+    while True:
+        left = max(0, target - model.SESSION["run"].step)
+        out = model.train({"n": min(per_call or left, left)})
+        calls += 1
+        run = model.SESSION["run"]
+        if not run.pending and (run.step >= target or out["status"]["done"] or run.diverged):
+            return out, calls
+
+
+def test_settings_out_of_range_are_refused_in_words():
+    settings, problems = model.check_settings({"n_layer": 3, "n_embd": 30, "n_head": 4, "lr": "x", "steps": 2.5})
+    assert settings is None
+    assert "层数要在 1 到 2 之间。" in problems
+    assert "学习率要填一个数。" in problems
+    assert "训练步数要是整数。" in problems
+    assert "宽度 30 要能被注意力头数 4 整除。" in problems
+    assert model.check_settings({})[0] == model.DEFAULTS
+    big = dict(model.DEFAULTS, n_layer=2, n_embd=64, block_size=32)
+    assert "超过了浏览器里一次计算的上限" in model.check_settings(big)[1][0]
+    assert model.start({"data": small_data(), "settings": {"n_layer": 0}}) == {"problems": ["层数要在 1 到 2 之间。"]}
+
+
+def test_a_run_learns_and_its_chart_and_status_follow():
+    data = small_data()
+    first = model.start({"data": data, "settings": SMALL})
+    assert first["status"]["step"] == "0" and first["val_log"] == [] and first["status"]["val"] == "—"
+    out, _ = drive(0)  # the first validation, measured by the calls after start
+    assert out["val_log"][0][1] == pytest.approx(math.log(24), abs=0.3)
+    out, _ = drive(30)
+    assert out["status"]["step"] == "30"
+    assert [s for s, _ in out["val_log"]] == [0, 25]
+    assert out["val_log"][-1][1] < out["val_log"][0][1] - 0.5
+    assert len(out["chart"]["train"].split()) == 30
+    out, _ = drive(100)  # never past settings.steps
+    assert out["status"]["done"] and out["status"]["step"] == "60" and out["val_log"][-1][0] == 60
+    text = model.generate({"temperature": 0.8, "n": 12})["text"]
+    assert len(text) == 12 and set(text) <= set(data["vocab"])
+    assert model.generate({"temperature": 9})["problem"]
+
+
+def test_each_call_holds_one_part_of_a_validation_and_the_numbers_are_those_of_one_go():
+    """The page never measures the whole validation set in one call (on MicroPython that alone
+    overran the 5 s call limit): a call measures EVAL_PER_CALL windows, or takes steps up to
+    the one where a validation falls due. The lab's Session.train, which runs everything in
+    one go, gives the same losses, bit for bit."""
+    data = small_data()
+    parts = model.EVAL_WINDOWS // model.EVAL_PER_CALL
+    assert parts > 1
+    model.start({"data": data, "settings": SMALL})
+    for _ in range(parts - 1):
+        assert model.train({"n": 5})["val_log"] == [] and model.SESSION["run"].step == 0
+    assert len(model.train({"n": 5})["val_log"]) == 1  # the last part: no step yet
+    assert model.train({"n": 40})["step"] == model.EVAL_EVERY  # stops where a validation is due
+    assert model.SESSION["run"].pending == [model.EVAL_EVERY, 0, 0.0]
+    _, calls = drive(100, per_call=7)
+    paged = model.SESSION["run"]
+    assert calls == 6 + 3 * parts  # steps 25-60 by 7 (stopping at 50 and 60), three validations
+    whole = model.Session(data, SMALL)
+    whole.train(35)
+    whole.train(100)
+    assert whole.val_log == paged.val_log and whole.train_log == paged.train_log
+    assert [s for s, _ in whole.val_log] == [0, 25, 50, 60]
+
+
+def test_a_run_resumed_from_storage_continues_exactly():
+    data = small_data()
+    model.start({"data": data, "settings": SMALL})
+    drive(20)
+    model.train({"n": 20})  # up to step 25, where a validation falls due
+    model.train({"n": 20})  # and its first part: saved half measured
+    assert model.SESSION["run"].pending[1] == model.EVAL_PER_CALL
+    saved = json.loads(json.dumps(model.state({})))  # through the browser's storage
+    drive(20)
+    straight = model.state({})
+    model.SESSION["run"] = None  # a new visit: Python starts empty
+    assert model.train({"n": 1}) == model.LOST
+    model.resume({"data": data, "saved": saved})
+    drive(20)
+    assert model.state({}) == straight
+
+
+def test_divergence_stops_with_its_step():
+    model.start({"data": small_data(), "settings": dict(SMALL, lr=0.1, n_embd=32, steps=400)})
+    out, _ = drive(400)
+    d = out["status"]["diverged"]
+    step = int(out["status"]["step"])
+    assert step < 400 and d.startswith("第 " + str(step) + " 步发散了")
+    assert model.train({"n": 10})["status"]["step"] == str(step)  # it stays stopped
+
+
+def test_downloads():
+    model.start({"data": small_data(), "settings": SMALL})
+    drive(26)
+    w = model.weights({})
+    assert w["step"] == 26 and w["names"][0] == "wte" and len(w["weights"]["wte"]) == 24
+    rows = model.loss_log({})["csv"].splitlines()
+    assert rows[0] == "step,train_loss,val_loss" and rows[1].startswith("0,,") and len(rows) == 28
+    assert rows[26].count(",") == 2 and rows[26].split(",")[2] != ""  # step 25 has its validation loss
+
+
+def test_the_data_and_its_reference_lines(facts):
+    """data/tiny-gpt.json: the slices are where the model card says; unigram and bigram recomputed."""
+    import tinygpt
+    d = facts["tinygpt"]["data"]
+    card = d["model_card"]
+    assert len(d["train_text"]) == card["split"]["train_slice"]["characters"]
+    assert d["train_text"].startswith("第一回") and d["val_text"].startswith("第一百十一回")
+    tok = tinygpt.Tokenizer(d["vocab"])
+    tr, va = tok.encode(d["train_text"]), tok.encode(d["val_text"])
+    V = len(d["vocab"])
+    counts = Counter(tr)
+    uni = -sum(math.log((counts[b] + 1) / (len(tr) + V)) for b in va[1:]) / (len(va) - 1)
+    assert d["reference"]["unigram"] == pytest.approx(uni, rel=1e-9)
+    lam = card["ngram"]["bigram_lambda"]
+    pairs, ctx = Counter(zip(tr, tr[1:])), Counter(tr[:-1])
+    big = -sum(math.log(lam * (pairs[(a, b)] / ctx[a] if ctx[a] else 0) + (1 - lam) * (counts[b] + 1) / (len(tr) + V))
+               for a, b in zip(va, va[1:])) / (len(va) - 1)
+    assert d["reference"]["bigram"] == pytest.approx(big, rel=1e-9)
+    assert d["reference"]["bigram"] < d["reference"]["unigram"] < math.log(V)
+    ref = d["reference"]
+    assert ref["band_lo"][-1] <= ref["band_mean"][-1] <= ref["band_hi"][-1] < ref["unigram"]
+
+
+def test_the_first_state_is_the_reference_run(facts):
+    state = model.view(model.example(facts))
+    ref = facts["tinygpt"]["data"]["reference"]
+    assert state["ref"]["seeds"] == [r["seed"] for r in ref["runs"]]
+    assert len(state["chart"]["val"].split()) == len(ref["steps"])
+    assert len(state["chart"]["band"].split()) == 2 * len(ref["steps"])
+    assert [s["key"] for s in state["settings"]] == list(model.SETTINGS)

@@ -1,0 +1,386 @@
+"""tiny-gpt: train a tiny GPT on a slice of 三國演義 in the browser, with the engine in
+widgets/common/tinygpt.py; watch train and validation loss against the unigram and bigram
+lines and our reference band, and sample text from the model as it is.
+
+The page keeps one training session in the worker's Python (module state): start() makes it,
+train() does one call's work, a part of a validation or a few steps (the view sizes each call
+to stay well under the runtime's time limit and redraws after each), generate() samples,
+state() and resume() carry it through the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
+"""
+import math
+import tinygpt as tg
+from rng import Rng
+from numfmt import num, fixed
+
+# What a student may set, with the defaults (measured: benchmarks/tinygpt_speed.py), and the
+# fixed parts of the recipe.
+DEFAULTS = {"n_layer": 1, "n_embd": 32, "n_head": 2, "block_size": 16, "lr": 0.01, "steps": 300, "seed": 1}
+# Where the widgets' Python is MicroPython (phones, Save-Data, slow connections: several times
+# slower than Pyodide), the page starts from a smaller model, so each step stays well inside the
+# runtime's 5 s call limit on a phone.
+SLOW_DEFAULTS = {"n_layer": 1, "n_embd": 16, "n_head": 2, "block_size": 8, "lr": 0.01, "steps": 300, "seed": 1}
+SETTINGS = ("n_layer", "n_embd", "n_head", "block_size", "lr", "steps", "seed")
+LIMITS = {"n_layer": (1, 2), "n_embd": (8, 64), "n_head": (1, 4), "block_size": (4, 32),
+          "lr": (0.0001, 0.1), "steps": (1, 5000), "seed": (0, 9999)}
+NAMES = {"n_layer": "层数", "n_embd": "宽度", "n_head": "注意力头数", "block_size": "上下文长度",
+         "lr": "学习率", "steps": "训练步数", "seed": "随机种子"}
+BATCH = 4            # sequences per step
+WEIGHT_DECAY = 0.01  # AdamW's decoupled decay
+EVAL_EVERY = 25      # steps between validation losses
+EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
+EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
+MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
+SAMPLE_SEED = 7      # the draws of generate(), so the same model and settings give the same text
+
+PARAMS = {"data": None, "settings": None}
+
+SESSION = {"run": None, "data": None}  # the live training session in this runtime
+
+
+# ---------------------------------------------------------------- settings
+
+def check_settings(raw):
+    """Settings as the page sends them -> (settings, problems): problems are sentences in
+    Chinese, one per value out of range; settings is None when there is any."""
+    problems = []
+    out = {}
+    for key in SETTINGS:
+        value = raw.get(key, DEFAULTS[key]) if raw else DEFAULTS[key]
+        lo, hi = LIMITS[key]
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            problems.append(NAMES[key] + "要填一个数。")
+            continue
+        if value != value or value < lo or value > hi:
+            problems.append(NAMES[key] + "要在 " + num(lo) + " 到 " + num(hi) + " 之间。")
+            continue
+        if key != "lr":
+            if value != math.floor(value):
+                problems.append(NAMES[key] + "要是整数。")
+                continue
+            value = int(value)
+        out[key] = value
+    if "n_embd" in out and "n_head" in out and out["n_embd"] % out["n_head"]:
+        problems.append("宽度 " + str(out["n_embd"]) + " 要能被注意力头数 " + str(out["n_head"]) + " 整除。")
+    if not problems and step_cost(out) > MAX_STEP_COST:
+        problems.append("这组设置一步要算约 " + num(step_cost(out) / 1e6) + " 百万次乘加，超过了浏览器里一次计算的上限（" +
+                        num(MAX_STEP_COST / 1e6) + " 百万）：把宽度、上下文或层数调小一些。")
+    return (None if problems else out), problems
+
+
+def step_cost(s, vocab=256):
+    """Multiply-adds of one training step, roughly: forward (attention and MLP weights 12 d^2,
+    attention scores about T d, the output layer V d per token) and a backward twice as large."""
+    d, T = s["n_embd"], s["block_size"]
+    return 3 * BATCH * T * (s["n_layer"] * (12 * d * d + T * d) + vocab * d)
+
+
+# ---------------------------------------------------------------- a training session
+
+class Session:
+    """One run: the model, its optimiser, its batches and its loss log.
+
+    The page drives it with advance(), one call's worth of work at a time: a validation is
+    measured EVAL_PER_CALL windows per call, so no call holds the whole validation set (on
+    MicroPython, several seconds). train() runs the same pieces to the end (the lab's reference
+    runs): both give the same numbers, bit for bit."""
+
+    def __init__(self, data, settings, evaluate=True):
+        self.settings = settings
+        self.tok = tg.Tokenizer(data["vocab"])
+        self.cfg = tg.Config(len(data["vocab"]), settings["n_layer"], settings["n_embd"],
+                             settings["n_head"], settings["block_size"])
+        self.train_tokens = self.tok.encode(data["train_text"])
+        self.vx, self.vy = tg.eval_windows(self.tok.encode(data["val_text"]), settings["block_size"], EVAL_WINDOWS)
+        self.W = tg.init_weights(self.cfg, settings["seed"])
+        self.names = tg.weight_names(self.cfg)
+        self.opt = tg.AdamW(self.W, self.names, lr=settings["lr"], weight_decay=WEIGHT_DECAY)
+        self.rng = Rng(settings["seed"] + 100000)  # the batches' own stream
+        self.step = 0
+        self.train_log = []  # [step, loss of that step's batch]
+        self.val_log = []  # [step, validation loss]
+        self.pending = [0, 0, 0.0]  # a validation in progress: [its step, next window, loss summed so far]
+        self.diverged = None  # the step and why, once it has
+        while evaluate and self.pending:  # evaluate=False: the first advance() starts measuring
+            self.val_chunk()
+
+    def val_chunk(self):
+        """The next EVAL_PER_CALL windows of the validation in progress (summed as tg.loss_of
+        sums them); the loss is logged, and checked against the start, when the last is in."""
+        p = self.pending
+        i = p[1]
+        xs, ys = self.vx[i:i + EVAL_PER_CALL], self.vy[i:i + EVAL_PER_CALL]
+        loss, _ = tg.forward(self.cfg, self.W, xs, ys)
+        p[2] += loss * len(xs)
+        p[1] = i + len(xs)
+        if p[1] < len(self.vx):
+            return
+        self.pending = None
+        v = p[2] / len(self.vx)
+        self.val_log.append([p[0], v])
+        if p[0] > 0 and not v < self.val_log[0][1]:  # NaN compares false
+            self.diverged = {"step": p[0], "what": "验证损失", "loss": v}
+
+    def advance(self, n):
+        """One call's work: the next part of a validation in progress; else up to n steps,
+        stopping after a step where a validation falls due (it starts at the next call)."""
+        if self.pending:
+            self.val_chunk()
+            return
+        start = self.val_log[0][1]
+        for _ in range(n):
+            if self.step >= self.settings["steps"] or self.diverged:
+                break
+            xs, ys = tg.get_batch(self.train_tokens, BATCH, self.cfg.block_size, self.rng)
+            loss = tg.train_step(self.cfg, self.W, self.opt, xs, ys)
+            self.step += 1
+            self.train_log.append([self.step, loss])
+            if not loss < start + 2.0:  # NaN compares false
+                self.diverged = {"step": self.step, "what": "训练损失", "loss": loss}
+                break
+            if self.step % EVAL_EVERY == 0 or self.step == self.settings["steps"]:
+                self.pending = [self.step, 0, 0.0]
+                break
+
+    def train(self, n):
+        """Up to n more steps (never past settings.steps), each validation measured in full;
+        stops at a divergence."""
+        target = min(self.step + n, self.settings["steps"])
+        while not self.diverged and (self.pending or self.step < target):
+            self.advance(target - self.step)
+
+    def sample(self, n, temperature, prompt=""):
+        rng = Rng(SAMPLE_SEED + self.step)
+        context = self.tok.encode(prompt) if prompt else [self.tok.ids.get("\n", 0)]
+        return self.tok.decode(tg.sample(self.cfg, self.W, context, n, temperature, rng, never=0))
+
+    def state(self):
+        """Everything needed to carry on later, as plain JSON."""
+        opt = self.opt
+        return {"settings": self.settings, "step": self.step, "train_log": self.train_log,
+                "val_log": self.val_log, "diverged": self.diverged, "rng": [self.rng.state, self.rng.spare],
+                "pending": self.pending, "weights": [self.W[n] for n in self.names], "adam_t": opt.t,
+                "adam_m": [opt.m[n] for n in self.names], "adam_v": [opt.v[n] for n in self.names]}
+
+    def restore(self, s):
+        for i, n in enumerate(self.names):
+            self.W[n] = s["weights"][i]
+            self.opt.m[n] = s["adam_m"][i]
+            self.opt.v[n] = s["adam_v"][i]
+        self.opt.t = s["adam_t"]
+        self.step = s["step"]
+        self.train_log = s["train_log"]
+        self.val_log = s["val_log"]
+        self.diverged = s["diverged"]
+        self.pending = s.get("pending")  # a state saved mid-validation measures it again from there
+        self.rng.state, self.rng.spare = s["rng"][0], s["rng"][1]
+
+
+# ---------------------------------------------------------------- the chart
+
+CHART_W, CHART_H = 600, 260
+
+
+def smooth(log, window=10):
+    """Mean of the last `window` losses at each step, so the batches' noise does not hide the trend."""
+    out = []
+    total = 0.0
+    for i in range(len(log)):
+        total += log[i][1]
+        if i >= window:
+            total -= log[i - window][1]
+        out.append([log[i][0], total / min(i + 1, window)])
+    return out
+
+
+def axes(data, steps):
+    ref = data["reference"]
+    hi = math.ceil(math.log(len(data["vocab"])) * 2 + 0.5) / 2  # a little above the first loss, ln V
+    lo = math.floor(min(ref["bigram"], min(ref["band_lo"])) * 2 - 1) / 2
+    return {"x_max": max(steps, ref["steps"][-1]), "lo": lo, "hi": hi}
+
+
+def xy(ax, step, loss):
+    loss = min(max(loss, ax["lo"]), ax["hi"])
+    return fixed(CHART_W * step / ax["x_max"]), fixed(CHART_H * (ax["hi"] - loss) / (ax["hi"] - ax["lo"]))
+
+
+def polyline(ax, log):
+    return " ".join([x + "," + y for x, y in [xy(ax, s, v) for s, v in log if v == v]])
+
+
+def chart(data, steps, train_log, val_log):
+    ax = axes(data, steps)
+    ref = data["reference"]
+    upper = [xy(ax, s, v) for s, v in zip(ref["steps"], ref["band_hi"])]
+    lower = [xy(ax, s, v) for s, v in zip(ref["steps"], ref["band_lo"])]
+    band = " ".join([x + "," + y for x, y in upper + list(reversed(lower))])
+    lines = []
+    for key, label in (("unigram", "一元（字频）"), ("bigram", "二元（前一个字）")):
+        lines.append({"key": key, "y": xy(ax, 0, ref[key])[1], "label": label + " " + num(ref[key], 2)})
+    ticks = []
+    t = math.ceil(ax["lo"])
+    while t <= ax["hi"]:
+        ticks.append({"y": xy(ax, 0, t)[1], "label": num(t)})
+        t += 1
+    xticks = []
+    for i in range(5):
+        s = round(ax["x_max"] * i / 4)
+        xticks.append({"x": xy(ax, s, ax["hi"])[0], "label": num(s)})
+    return {"w": CHART_W, "h": CHART_H, "band": band, "ref_mean": polyline(ax, list(zip(ref["steps"], ref["band_mean"]))),
+            "lines": lines, "ticks": ticks, "xticks": xticks,
+            "train": polyline(ax, smooth(train_log)), "val": polyline(ax, val_log)}
+
+
+# ---------------------------------------------------------------- what the page calls
+
+def status(run):
+    s = run.settings
+    out = {"step": num(run.step), "steps": num(s["steps"]), "val": num(run.val_log[-1][1], 3) if run.val_log else "—",
+           "train": num(smooth(run.train_log)[-1][1], 3) if run.train_log else "—"}
+    out["done"] = run.step >= s["steps"] and not run.pending  # the last validation measured too
+    if run.diverged:
+        d = run.diverged
+        out["diverged"] = ("第 " + num(d["step"]) + " 步发散了：" + d["what"] + "变成 " +
+                           (num(d["loss"], 3) if d["loss"] == d["loss"] else "NaN（不是数）") +
+                           "，比开始时的 " + num(run.val_log[0][1], 3) + " 还高。训练已停止；试试更小的学习率。")
+    return out
+
+
+def progress(data):
+    run = SESSION["run"]
+    return {"status": status(run), "chart": chart(data, run.settings["steps"], run.train_log, run.val_log),
+            "val_log": run.val_log, "step": run.step}
+
+
+def start(params):
+    """A new run from the settings, or the problems with them (in words)."""
+    settings, problems = check_settings(params.get("settings"))
+    if problems:
+        return {"problems": problems}
+    SESSION["run"] = Session(params["data"], settings, evaluate=False)  # measured by the next calls
+    SESSION["data"] = params["data"]
+    return progress(params["data"])
+
+
+LOST = {"lost": True}  # this Python holds no run (it was restarted): the page resumes from storage
+
+
+def train(params):
+    """The live run's next piece: a part of a validation in progress, or up to params.n steps."""
+    if SESSION["run"] is None:
+        return LOST
+    SESSION["run"].advance(params["n"])
+    return progress(SESSION["data"])
+
+
+def generate(params):
+    run = SESSION["run"]
+    if run is None:
+        return LOST
+    t = float(params.get("temperature", 0.8))
+    if not 0.05 <= t <= 3.0:
+        return {"problem": "温度要在 0.05 到 3 之间。"}
+    return {"text": run.sample(params.get("n", 40), t, params.get("prompt", "")), "step": run.step}
+
+
+def state(params):
+    return SESSION["run"].state() if SESSION["run"] else LOST
+
+
+def weights(params):
+    """The trained weights with what it takes to use them: settings, vocabulary, names."""
+    run = SESSION["run"]
+    if run is None:
+        return LOST
+    out = {"step": run.step, "settings": run.settings, "config": run.cfg.as_dict(), "vocab": run.tok.chars,
+           "names": run.names, "weights": {}}
+    for n in run.names:
+        out["weights"][n] = run.W[n]
+    return out
+
+
+def loss_log(params):
+    """The loss log as CSV text: every step's training loss, the validation loss where measured."""
+    run = SESSION["run"]
+    if run is None:
+        return LOST
+    val = {}
+    for s, v in run.val_log:
+        val[s] = v
+    def text(v):  # six decimals, the same on every runtime; NaN and infinity spelt out
+        return fixed(v, 6) if v == v and abs(v) < 1e15 else ("nan" if v != v else "inf")
+
+    lines = ["step,train_loss,val_loss"]
+    if 0 in val:
+        lines.append("0,," + text(val[0]))
+    for s, v in run.train_log:
+        lines.append(str(s) + "," + text(v) + "," + (text(val[s]) if s in val else ""))
+    return {"csv": "\n".join(lines) + "\n"}
+
+
+def resume(params):
+    """A run carried back from the browser's storage."""
+    saved = params["saved"]
+    settings, problems = check_settings(saved["settings"])
+    if problems:
+        return {"problems": problems}
+    run = Session(params["data"], settings, evaluate=False)  # restore() brings its losses
+    run.restore(saved)
+    SESSION["run"] = run
+    SESSION["data"] = params["data"]
+    return progress(params["data"])
+
+
+def expect(ref):
+    """What to expect at the defaults, from the reference band."""
+    below = None
+    for s, v in zip(ref["steps"], ref["band_hi"]):
+        if v < ref["unigram"]:
+            below = s
+            break
+    if below is None:
+        return "默认设置下，我们的参考训练在 " + num(ref["steps"][-1]) + " 步里还没有全部降到一元线以下。"
+    return ("默认设置下，我们的参考训练每个种子到第 " + num(below) + " 步验证损失都已低于一元线。"
+            "训练的速度取决于你的设备，手机上慢得多。")
+
+
+def view(params):
+    """The first state: the reference run (our CPython training of the defaults), its curve and
+    its samples, which is also what a reader without JavaScript sees."""
+    data = params["data"]
+    ref = data["reference"]
+    first = ref["runs"][0]
+    c = chart(data, DEFAULTS["steps"], [], [[s, v] for s, v in zip(ref["steps"], first["val"])])
+    settings = []
+    for key in SETTINGS:
+        lo, hi = LIMITS[key]
+        settings.append({"key": key, "name": NAMES[key], "value": DEFAULTS[key], "slow": SLOW_DEFAULTS[key],
+                         "min": lo, "max": hi, "step": "any" if key == "lr" else 1})
+    return {"chart": c, "settings": settings, "ref": {
+        "seeds": [r["seed"] for r in ref["runs"]], "end": num(ref["band_mean"][-1], 3),
+        "unigram": num(ref["unigram"], 3), "bigram": num(ref["bigram"], 3),
+        "samples": ref["samples"], "steps": num(ref["steps"][-1])},
+        "expect": expect(ref),
+        "slow_note": ("这台设备上的 Python 比台式机上的慢好几倍，所以这里先把模型设小了（宽度 " +
+                      str(SLOW_DEFAULTS["n_embd"]) + "、上下文 " + str(SLOW_DEFAULTS["block_size"]) +
+                      "）：几分钟内能看到损失往下走。"),
+        "out": {"step": "0", "steps": num(DEFAULTS["steps"]), "val": num(first["val"][0], 3), "train": "—"}}
+
+
+def example(facts):
+    """The params the page shows this widget with (the gallery uses it); None before lab.tinygpt exports."""
+    return {"data": facts["tinygpt"]["data"]} if facts.get("tinygpt") else None
+
+
+def page_params(params):
+    """What the page carries for the browser's calls: the data without its model card."""
+    data = params.get("data")
+    if data is None:
+        return params
+    shipped = {"vocab": data["vocab"], "train_text": data["train_text"], "val_text": data["val_text"],
+               "reference": data["reference"]}
+    out = dict(params)
+    out["data"] = shipped
+    return out
