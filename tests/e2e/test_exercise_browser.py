@@ -192,9 +192,12 @@ def test_work_survives_a_reload_and_moves_to_another_browser(browser, context, s
     try:
         other = open_exercise(elsewhere, url)
         assert "# mine" not in other.locator(f"{FFN} .cm-content").inner_text()
+        asked = []
+        other.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
         other.locator(f"{FFN} input[type=file]").set_input_files(str(saved))
         other.wait_for_function(f"document.querySelector('{FFN} .cm-content').textContent.includes('# mine')")
         assert "已载入" in verdict(other).inner_text()
+        assert "亲手写出两个神经元的 FFN" in asked[0] and "¶" not in asked[0]  # asked first, naming the exercise
     finally:
         elsewhere.close()
 

@@ -111,7 +111,7 @@ export function setAsideFor(id) {
   }
 }
 
-const newer = (a, b) => ((a?.saved || 0) >= (b?.saved || 0) ? a : b);
+const newer = (a, b) => (!a || !b ? a || b : (a.saved || 0) >= (b.saved || 0) ? a : b);
 
 /** The saved record of exercise `id` (an empty one if none): the newer of storage and memory. */
 export function read(id) {

@@ -45,9 +45,11 @@ let interrupted = null; // when SIGINT was answered (once per call or stretch)
 let overran = false; // the call that started last was interrupted by its deadline
 let lastCheck = 0;
 let strayFrom = 0;
+let tick = null; // called on every check: sends output that waits while Python keeps running
 const interrupts = {
   get 0() {
     const now = performance.now();
+    tick?.(now);
     if (now - lastCheck > IDLE_GAP_MS) {
       strayFrom = now;
       if (!inside) interrupted = null;
@@ -155,7 +157,7 @@ function outputTo(id) {
   let left = MAX_OUTPUT;
   let batch = [];
   let size = 0;
-  let sent = performance.now();
+  let sent = -Infinity;
   const send = () => {
     if (batch.length) postMessage({ type: "output", id, pieces: batch });
     batch = [];
@@ -177,7 +179,10 @@ function outputTo(id) {
     }
     if (size >= OUTPUT_BATCH_CHARS || performance.now() - sent >= OUTPUT_BATCH_MS) send();
   };
-  return { emit, send };
+  const due = (now) => {
+    if (batch.length && now - sent >= OUTPUT_BATCH_MS) send();
+  };
+  return { emit, send, due };
 }
 
 async function runExercise(id, { code, given, check }, start) {
@@ -194,9 +199,11 @@ async function runExercise(id, { code, given, check }, start) {
   const saved = snapshot();
   const restore = saved.restore;
   start();
+  tick = out.due;
   try {
     return run.run(code, given, check, out.emit, restore);
   } finally {
+    tick = null;
     out.send();
     setDeadline(Infinity); // what is left is the runtime's own work
     restore();
