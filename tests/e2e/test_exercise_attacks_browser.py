@@ -152,6 +152,7 @@ def test_one_exercises_stop_leaves_the_other_and_a_queued_run_never_ran(context,
     page.locator(LINEAR).scroll_into_view_if_needed()
     page.wait_for_selector(f'{LINEAR}[data-ready="true"]', timeout=90_000)
     type_code(page, "while True:\n    pass\n", ex=LINEAR)
+    page.evaluate(f"document.querySelector('{LINEAR}').dataset.timeLimit = '60'")  # A runs until stopped
     type_code(page, "print('B ran')\n")
     page.locator(f"{LINEAR} button[data-action=run]").click()
     page.wait_for_function(f"document.querySelector('{LINEAR} button[data-action=stop]').disabled === false")
@@ -165,7 +166,7 @@ def test_one_exercises_stop_leaves_the_other_and_a_queued_run_never_ran(context,
     page.locator(f"{LINEAR} button[data-action=stop]").click()
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'",
                            timeout=60_000)
-    assert "B ran" in output(page) and "中断" not in verdict(page).inner_text()
+    assert "B ran" in output(page) and "中断" not in verdict(page).inner_text(), verdict(page).inner_text()
     assert verdict(page, LINEAR).get_attribute("data-kind") == "stopped"
 
 
