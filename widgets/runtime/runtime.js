@@ -352,14 +352,12 @@ function settle({ id, ok, result, kind, error }) {
   pending.delete(id);
   clearTimeout(job.timer);
   job.engine.watch();
-  if (!ok && job.exercise && (kind === "runtime" || kind === "runaway")) {
+  // The time limit ended the call inside Python (which may have had to leave Python for good),
+  // or an exercise broke Python itself: this Python is no longer to be trusted.
+  if (!ok && (kind === "runaway" || (job.exercise && kind === "runtime"))) {
     job.reject(kind === "runaway" ? new WidgetError("runaway", job.widget, job.limitMs / 1000)
       : new WidgetError("broken", job.widget, error));
-    job.engine.restart(null, null); // this Python is no longer to be trusted
-    return;
-  }
-  if (!ok && kind === "runaway") {
-    job.reject(new WidgetError("runaway", job.widget, job.limitMs / 1000));
+    job.engine.restart(null, null);
     return;
   }
   if (!ok) {
