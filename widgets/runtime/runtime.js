@@ -56,7 +56,6 @@ const MESSAGES = {
   mount: (who) => `「${who}」的界面启动时出错，下面保留构建时算好的初始状态（详情见浏览器控制台）。`,
   replayed: (who) => `「${who}」的计算因 Python 重启而中断。`,
   stopped: (who) => `「${who}」已停止。`,
-  hung: (who) => `Python 没有回应，已重新启动；「${who}」再操作一次即可。`,
   broken: (who, detail) => `运行「${who}」时 Python 本身出了故障（${detail}），已重新启动；再运行一次即可。`,
 };
 
