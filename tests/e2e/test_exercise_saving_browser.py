@@ -117,7 +117,7 @@ def test_when_storage_is_full_the_download_holds_what_is_on_screen(context, serv
     page = open_exercise(context, served_site[1])
     type_code(page, "# version 1\n")
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
-    page.evaluate("Storage.prototype.setItem = function () { throw new DOMException('full', 'QuotaExceededError'); }")
+    page.evaluate("() => { Storage.prototype.setItem = () => { throw new DOMException('full', 'QuotaExceededError'); }; }")
     type_code(page, "# version 2\n")
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'false'")
     assert download(page, tmp_path)["exercises"]["c4/l1/ffn-two-neurons"]["code"] == "# version 2\n"
