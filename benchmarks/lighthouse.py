@@ -1,6 +1,6 @@
 """Lighthouse 12.2.3 on each page, mobile and desktop presets, median of 3.
 
-    python benchmarks/lighthouse.py [--site DIR [--site DIR2]] [--runs 3] [--pages home,l1,l2,l3,l4]
+    python benchmarks/lighthouse.py [--site DIR [--site DIR2]] [--runs 3] [--pages home,l1,l2,l3,l4,c3l1]
                                     [--presets mobile,desktop] [--json out.json] [--keep DIR]
 
 Lighthouse is pinned apart from the site's own package.json, in benchmarks/lighthouse/
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support import BROWSER_ARGS, chromium_path  # noqa: E402
 from sitectl import SiteServer  # noqa: E402
 
-PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/", "l4": "c4/l4-gating/"}
+PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/", "l4": "c4/l4-gating/",
+         "c3l1": "c3/l1-attention/"}
 METRICS = {  # column: (audit id, scale, format)
     "FCP s": ("first-contentful-paint", 1e-3, "{:.2f}"),
     "LCP s": ("largest-contentful-paint", 1e-3, "{:.2f}"),

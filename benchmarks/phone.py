@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support import BROWSER_ARGS, chromium_path  # noqa: E402
 from sitectl import SiteServer  # noqa: E402
 
-PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/"}
+PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/", "l4": "c4/l4-gating/",
+         "c3l1": "c3/l1-attention/"}
 PROFILES = {  # bits per second, ms
     "4g": {"down": 9e6, "up": 1.5e6, "rtt": 85},
     "slow4g": {"down": 1.6e6, "up": 0.75e6, "rtt": 150},

@@ -47,7 +47,9 @@ def sibling_registry(schema_path, root):
 def validate(value, schema, rel, registry=None):
     """Raise CourseError naming the file and the key path of the first violation."""
     validator = jsonschema.Draft202012Validator(schema, registry=registry or Registry())
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    # A wrong schema_version first: it explains the rest (a schema may check each version's own shape).
+    errors = sorted(validator.iter_errors(value),
+                    key=lambda e: (list(e.absolute_path)[:1] != ["schema_version"], list(map(str, e.absolute_path))))
     if errors:
         err = errors[0]
         raise CourseError(rel, f"{key_path(err.absolute_path)}: {err.message}")

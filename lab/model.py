@@ -40,6 +40,10 @@ class ModelConfig:
     #                          norm (Post-LN, Vaswani et al. 2017); "none": x + F(x), no norm anywhere
     norm_kind: str = "rms"  # "rms": x / rms(x) * gain; "layer": LayerNorm, (x - mean) / std * gain + bias
     norm_gain: str = "g"  # "g": the gain g itself, initialised at 1; "1+w": zero-centred, 1 + w with w initialised at 0
+    # The attention lesson's control (C3 第 1 课): "softmax" is attention; "prefix_mean" replaces each head's
+    # softmax(q k^T / sqrt(hs)) weights by 1/(t+1) on every position 0..t: the same value and output
+    # projections, no query or key, so every position takes the plain average of its prefix (content-blind).
+    attn_mix: str = "softmax"
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -73,6 +77,12 @@ NORM_VARIANTS = {
     "layernorm": {"norm_kind": "layer"},  # Pre-LN with LayerNorm (mean subtracted, bias beta) instead of RMSNorm
     "zero_centred": {"norm_gain": "1+w"},  # RMSNorm's gain as 1 + w, w initialised at 0
 }
+# The attention lesson's control (`python -m lab train variant=prefix_mean`): attention's content-based
+# weights replaced by the plain average of the prefix. Without W_q and W_k a block loses 2 x 256 x 256
+# = 131,072 weights; the FFN's width 688 -> 859 gives back 3 x 256 x 171 = 131,328 (+256 a block).
+ATTENTION_VARIANTS = {
+    "prefix_mean": {"attn_mix": "prefix_mean", "d_ff": 859},
+}
 # The gating lesson (`python -m lab gating`): the FFN's activation and its gate at equal parameters.
 GATING_VARIANTS = {
     "gelu_ffn": {"ffn": "gelu", "d_ff": 1032},  # two matrices of 1,032: 2 x 256 x 1,032 = 3 x 256 x 688
@@ -83,9 +93,10 @@ FFN_KINDS = ("swiglu", "linear", "relu", "gelu", "bilinear")
 NORM_PLACES = ("pre", "post", "none")
 NORM_KINDS = ("rms", "layer")
 NORM_GAINS = ("g", "1+w")
+ATTN_MIXES = ("softmax", "prefix_mean")
 # Fields added after the first exports: a config dict records them only when they differ from
 # their default, so every earlier variant's recorded config (and every export made from it) is unchanged.
-LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g"}
+LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g", "attn_mix": "softmax"}
 
 
 def variant_overrides(name: str) -> dict:
@@ -93,7 +104,8 @@ def variant_overrides(name: str) -> dict:
 
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
-    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS, **GATING_VARIANTS}
+    known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS, **GATING_VARIANTS,
+             **ATTENTION_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -111,7 +123,8 @@ def make_config(**overrides) -> ModelConfig:
     cfg = ModelConfig(**overrides)
     if cfg.ffn not in FFN_KINDS:
         raise ValueError(f"ffn={cfg.ffn!r}; known: {FFN_KINDS}")
-    for name, known in (("norm_place", NORM_PLACES), ("norm_kind", NORM_KINDS), ("norm_gain", NORM_GAINS)):
+    for name, known in (("norm_place", NORM_PLACES), ("norm_kind", NORM_KINDS), ("norm_gain", NORM_GAINS),
+                        ("attn_mix", ATTN_MIXES)):
         if getattr(cfg, name) not in known:
             raise ValueError(f"{name}={getattr(cfg, name)!r}; known: {known}")
     if cfg.norm_place == "post" and not (cfg.residual and cfg.skip_attn and cfg.skip_ffn and not cfg.embed_skip):
@@ -205,12 +218,19 @@ class Attention(nn.Module):
         super().__init__()
         assert cfg.d_model % cfg.n_head == 0
         self.n_head = cfg.n_head
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.prefix_mean = cfg.attn_mix == "prefix_mean"
+        if self.prefix_mean:  # the control: values only, averaged uniformly over the prefix
+            self.v = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        else:
+            self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)  # residual output
         self.resid_drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x, cos, sin):
         B, T, C = x.shape
+        if self.prefix_mean:  # position t: (v_0 + ... + v_t) / (t + 1), the same in every head
+            counts = torch.arange(1, T + 1, device=x.device, dtype=x.dtype).view(1, T, 1)  # (1, T, 1)
+            return self.resid_drop(self.proj(self.v(x).cumsum(dim=1) / counts))  # (B, T, C)
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, C) each
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)

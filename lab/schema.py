@@ -32,7 +32,8 @@ RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-m
 MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
 NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE)
+ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, ATTENTION_FILE)
 
 
 class SchemaError(ValueError):
@@ -57,8 +58,10 @@ def registry_for(name: str) -> Registry:
 
 
 # The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
-SCHEMA_VERSION = schema_for(FILES[0])["properties"]["schema_version"]["const"]
-assert schema_for("ablation.json")["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+# The model card and the ablation: the lab writes the newest version their schemas list (3, the
+# seven-book edition); the site still reads 2, the 三國-only export, until the new runs replace it.
+SCHEMA_VERSION = max(schema_for(FILES[0])["properties"]["schema_version"]["enum"])
+assert max(schema_for("ablation.json")["properties"]["schema_version"]["enum"]) == SCHEMA_VERSION
 # neurons.json has its own version: `python -m lab neurons` rewrites it alone, beside the other two.
 NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_version"]["const"]
 # Each experiment versions its own format.
@@ -93,7 +96,9 @@ def _describe(err: jsonschema.ValidationError) -> tuple[str, str]:
 def validate(name: str, data) -> None:
     """Raise SchemaError (naming file and key path) unless data is a valid export file `name`."""
     validator = jsonschema.Draft202012Validator(schema_for(name), registry=registry_for(name))
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    # A wrong schema_version first: it explains the rest (the other version's shape is checked).
+    errors = sorted(validator.iter_errors(data),
+                    key=lambda e: (list(e.absolute_path)[:1] != ["schema_version"], [str(p) for p in e.absolute_path]))
     if errors:
         path, msg = _describe(errors[0])
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -125,6 +130,12 @@ def _semantic(name: str, data: dict):
         for key, want in (("min", min(losses)), ("max", max(losses)), ("range", max(losses) - min(losses))):
             if abs(floor[key] - want) > 1e-6:
                 fail(f"noise_floor.{key}", f"{floor[key]} but the val losses give {want}")
+        histories = runs[floor["variant"]]["histories"]
+        for i, row in enumerate(data.get("baseline_band", [])):
+            for key, part in (("train_loss", "train"), ("val_loss", "val")):
+                vals = [h[key] for hist in histories for h in hist if h["step"] == row["step"]]
+                if len(vals) != len(histories) or abs(row[part]["range"] - (max(vals) - min(vals))) > 1e-6:
+                    fail(f"baseline_band[{i}].{part}", f"not the spread of the baseline's {key} at step {row['step']}")
     if name == RESIDUAL_FILE:
         _semantic_residual(data, fail)
     if name == MECHANISM_FILE:
@@ -133,6 +144,8 @@ def _semantic(name: str, data: dict):
         _semantic_norm(data, fail)
     if name == GATING_FILE:
         _semantic_gating(data, fail)
+    if name == ATTENTION_FILE:
+        _semantic_attention(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -174,6 +187,24 @@ def _semantic(name: str, data: dict):
         layer = data["layer"]
         if layer["number"] != layer["index"] + 1 or not 0 <= layer["index"] < layer["n_layer"]:
             fail("layer", "number must be index + 1 and index within n_layer")
+
+
+def _semantic_attention(data: dict, fail):
+    mc = data["model_config"]
+    heads = [(h["layer"], h["head"]) for h in data["measures"]["heads"]]
+    want = [(l, h) for l in range(1, mc["n_layer"] + 1) for h in range(1, mc["n_head"] + 1)]
+    if heads != want:
+        fail("measures.heads", f"heads {heads}, want every (layer, head) in order")
+    for i, p in enumerate(data["passages"]):
+        T = len(p["tokens"])
+        if len(p["weights"]) != mc["n_layer"] or any(len(layer) != mc["n_head"] for layer in p["weights"]):
+            fail(f"passages[{i}].weights", "one matrix per layer and head")
+        for layer in p["weights"]:
+            for rows in layer:
+                if [len(r) for r in rows] != list(range(1, T + 1)):
+                    fail(f"passages[{i}].weights", "row t must hold t + 1 weights (keys 0..t)")
+                if any(abs(sum(r) - 1000) > len(r) for r in rows):
+                    fail(f"passages[{i}].weights", "a row's per mille weights must sum to 1000 (within rounding)")
 
 
 def _semantic_residual(data: dict, fail):
@@ -337,11 +368,14 @@ def validate_files(out: dict) -> dict:
         raise SchemaError(f"model-card.json: training.seeds: {card['training']['seeds']} but ablation.json has {seeds}")
     # neurons.json may be exported on its own (`python -m lab neurons`): it must still be our model.
     neurons = out["neurons.json"]
-    if neurons["corpus"]["sha256"] != card["corpus"]["sha256"]:
-        raise SchemaError("neurons.json: corpus.sha256: not the corpus of model-card.json")
-    val = card["split"]["val_chapters"]
+    book = neurons["corpus"]["file"]
+    files = {f["file"]: f["sha256"] for f in card["corpus"].get("files", [card["corpus"]])}
+    if files.get(book) != neurons["corpus"]["sha256"]:
+        raise SchemaError(f"neurons.json: corpus: {book} with that sha256 is not a corpus file of model-card.json")
+    books = card["split"].get("books", [{"file": book, **card["split"]}])
+    val = next(b["val_chapters"] for b in books if b["file"] == book)
     if [neurons["split"]["select_chapters"][0], neurons["split"]["read_chapters"][1]] != val:
-        raise SchemaError(f"neurons.json: split: the chapters do not cover the validation chapters {val}")
+        raise SchemaError(f"neurons.json: split: the chapters do not cover {book}'s validation chapters {val}")
     arch, mc = card["architecture"], neurons["model_config"]
     for key in ("n_layer", "n_head", "d_model", "vocab_size", "block_size"):
         if mc.get(key) != arch[key]:

@@ -11,6 +11,7 @@ Jinja reads as `facts.NAME...`:
     residual.py    data/real-model/residual/     facts.residual (None before the first export)
     norm.py        data/real-model/norm/         facts.norm (None before the first export)
     gating.py      data/real-model/gating/       facts.gating (None before the first export)
+    attention.py   data/real-model/attention/    facts.attention (None before the first export)
 
 A new data source or lab experiment adds a module here: build_facts() finds it.
 Every derivation is written out once; tests pin the results.

@@ -38,6 +38,15 @@ def neuron_model_facts(neurons, ablation):
             "select_chapters": neurons["split"]["select_chapters"], "read_chapters": neurons["split"]["read_chapters"]}
 
 
+def book_split(card, file):
+    """The split of one book (its chapters and tokens). A model card before the seven-book
+    edition (schema 2) has one book, described by the split itself."""
+    books = card["split"].get("books")
+    if not books:
+        return card["split"]
+    return next((b for b in books if b["file"] == file), books[0])
+
+
 def real_model_facts(card, ablation, neurons):
     """Numbers the lesson quotes about our model, and the data its two widgets draw."""
     arch = card["architecture"]
@@ -72,7 +81,7 @@ def real_model_facts(card, ablation, neurons):
         # What the lesson's readings of the chart need beside it (widgets/ablation fit_reading).
         "train_tokens": card["split"]["train_tokens"],
         "epochs": card["training"]["epochs"],
-        "val_chapters": card["split"]["val_chapters"],
+        "val_chapters": book_split(card, neurons["corpus"]["file"])["val_chapters"],
         "neurons": neurons,
     }
 

@@ -38,6 +38,8 @@ LAB_DIR = Path(__file__).resolve().parents[1]  # lab/: what git_lab_commit repor
 REPO_DIR = LAB_DIR.parent
 # Settings that name a place on the machine that ran the lab: never exported.
 MACHINE_PATHS = ("work_dir", "out_dir", "data_dir")
+# PrepareConfig fields added after the first exports, with the value that reproduces them.
+LATER_PREPARE = {"val_fraction": 0.08}
 # TrainConfig fields that never change a trajectory: runs may differ in them.
 TRAJECTORY_FREE = ("variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
                    "progress", "bar_position", "stop_at")
@@ -85,8 +87,8 @@ def portable_config(config: dict) -> dict:
     portable_config({"corpus": "/data/sanguo.txt", "work_dir": "/data/runs", "steps": 5}) -> {"corpus": "sanguo.txt", "steps": 5}
     """
     out = {k: v for k, v in config.items() if k not in MACHINE_PATHS + ("command",)}
-    if "corpus" in out:
-        out["corpus"] = Path(out["corpus"]).name
+    if "corpus" in out:  # a file, or several comma-separated: their names
+        out["corpus"] = ",".join(Path(p.strip()).name for p in out["corpus"].split(",") if p.strip())
     return out
 
 
@@ -111,24 +113,35 @@ def run_command(experiment, corpus: str, out: str, work: str, overrides: list[st
 # --- data and runs -------------------------------------------------------------------------------
 
 
+def corpus_shas(meta_corpus: dict) -> list[tuple[str, str]]:
+    """(file name, sha256) of every corpus file a work dir was prepared from (one file before books)."""
+    files = meta_corpus.get("files") or [meta_corpus]
+    return [(f["file"], f["sha256"]) for f in files]
+
+
 def ensure_data(cfg: prepare.PrepareConfig) -> None:
-    """prepare.run when cfg.work_dir has no data yet; else check that it was made from this corpus
-    with these settings (the runs there were trained on it)."""
-    corpus, work = cfg.corpus, Path(cfg.work_dir)
+    """prepare.run when cfg.work_dir has no data yet; else check that it was made from these corpus
+    files, byte for byte, with these settings (the runs there were trained on it)."""
+    work = Path(cfg.work_dir)
     meta_file = work / "data" / "meta.json"
     if not meta_file.exists():
         prepare.run(cfg)
         return
     meta = json.loads(meta_file.read_text())
-    sha = hashlib.sha256(Path(corpus).read_bytes()).hexdigest()
-    if meta["corpus"]["sha256"] != sha:
-        raise SystemExit(f"{work / 'data'} was prepared from another corpus ({meta['corpus']['file']});"
+    files = prepare.corpus_files(cfg.corpus)
+    theirs_files = corpus_shas(meta["corpus"])
+    if [f.name for f in files] != [n for n, _ in theirs_files]:
+        raise SystemExit(f"{work / 'data'} was prepared from other corpus files ({[n for n, _ in theirs_files]});"
                          " choose another --work")
+    for f, (name, sha) in zip(files, theirs_files):
+        if prepare.sha256_of(f) != sha:
+            raise SystemExit(f"corpus file {name}: its sha256 differs from the one {work / 'data'} was prepared"
+                             f" with ({sha[:12]}…); nothing overwritten; choose another --work")
     mine, theirs = portable_config(asdict(cfg)), portable_config(meta["config"])
-    diff = {k: (theirs.get(k), v) for k, v in mine.items() if k != "corpus" and theirs.get(k) != v}
+    diff = {k: (theirs.get(k), v) for k, v in mine.items() if k != "corpus" and theirs.get(k, LATER_PREPARE.get(k)) != v}
     if diff:
         raise SystemExit(f"{work / 'data'} was prepared with other settings (there, now): {diff}; choose another --work")
-    print(f"residual: reusing the prepared data in {work / 'data'}")
+    print(f"reusing the prepared data in {work / 'data'}")
 
 
 def round_robin(counts: dict[str, int]) -> list[tuple[str, int]]:
@@ -234,6 +247,12 @@ def sig_all(value, digits: int):
     if isinstance(value, list):
         return [sig_all(v, digits) for v in value]
     return value
+
+
+def one_book_history(history: list[dict]) -> list[dict]:
+    """A run's evaluations in the shape the residual, mechanism, norm and gating exports still use
+    (step, tokens, train and val loss): their schemas predate the per-book evaluations."""
+    return [{k: h[k] for k in ("step", "tokens", "train_loss", "val_loss")} for h in history]
 
 
 def finite(x):

@@ -32,13 +32,12 @@ from tokenizers import Tokenizer
 
 from lab import prepare, schema, train
 from lab.experiments.common import (check_same_settings, config_from, cpu_name, git_lab_commit, portable_config,
-                                    round_robin, sig, split_overrides, train_runs)
+                                    round_robin, sig, split_overrides, train_runs, ensure_data)
 from lab.model import GPT, VARIANTS, ModelConfig, recorded_config, residual_init_std
 
 NAME = "ffn"  # python -m lab ffn (alias: all)
 DEFAULT_OUT = "data/real-model"
 
-CHAPTER_RE = re.compile(r"^第[一二三四五六七八九十百零〇]+回", re.MULTILINE)  # as in prepare.py
 # One line per variant of model.VARIANTS (the one list of names), in its order.
 DESCRIPTIONS = {
     "baseline": "4 layers, attention + SwiGLU FFN",
@@ -68,6 +67,7 @@ class ExportConfig:
     context_gap: int = 16  # two contexts of one neuron are at least this many tokens apart
     chars_before: int = 8  # characters shown before a context's peak token
     chars_after: int = 4  # characters shown after it
+    book: str = "sanguo-yanyi.txt"  # the corpus file whose validation chapters the heatmap reads (a one-book corpus: that book)
     digits: int = 4  # significant digits of exported activations and losses
     command: str = ""  # the command the model card records; "" = the one `all` recorded, else this process's
 
@@ -197,12 +197,15 @@ def split_at_chapter(val_text: str, first_chapter: int, select_chapters: int) ->
     """Where the validation text's chapters start, and the character offset at which the reading
     part begins: the first `select_chapters` chapters choose the neurons, the rest show and read them.
 
-    split_at_chapter("第五回 甲\\n第六回 乙\\n", 5, 1) -> {"starts": [0, 6], "boundary": 6, "select": [5, 5], "read": [6, 6]}
+    split_at_chapter("第五回 甲\\n丙。\\n第六回 乙\\n丁。\\n", 5, 1) -> {"starts": [0, 9], "boundary": 9, "select": [5, 5], "read": [6, 6]}
     """
-    starts = [m.start() for m in CHAPTER_RE.finditer(val_text)]
-    if not starts or val_text[: starts[0]].strip():
+    first = prepare.CHAPTER_RE.match(val_text)
+    if not first:
         raise ValueError("the validation text does not start at a chapter title")
-    starts[0] = 0
+    starts, at = [], 0
+    for chapter in prepare.split_chapters(val_text):  # the chapters as prepare counted them
+        starts.append(at)
+        at += len(chapter)
     if not 1 <= select_chapters < len(starts):
         raise ValueError(f"select_chapters={select_chapters}: the validation split has {len(starts)} chapters;"
                          " at least one must choose the neurons and one must read them")
@@ -255,6 +258,22 @@ def run_record(run_dir: Path) -> dict:
                                              if k not in ("variant", "seed", "bar_position")})}
 
 
+def book_split(meta: dict, file: str) -> dict:
+    """A book's entry of the split (its chapters and its tokens' [first, end) in val.bin); for a
+    one-book corpus, that book whatever its name."""
+    books = meta["split"]["books"]
+    if len(books) == 1:
+        return books[0]
+    for b in books:
+        if b["file"] == file:
+            return b
+    raise ValueError(f"book={file}: not a corpus file of this data ({[b['file'] for b in books]})")
+
+
+def book_sha(meta: dict, file: str) -> str:
+    return next(f["sha256"] for f in meta["corpus"]["files"] if f["file"] == file)
+
+
 def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
     """neurons.json without its provenance (command, date, code): the caller adds those.
 
@@ -271,11 +290,13 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
     assert mcfg.d_ff and 0 <= cfg.layer < mcfg.n_layer, f"layer {cfg.layer} has no FFN in {mcfg}"
     meta = json.loads((data / "meta.json").read_text())
     pieces = [bytes.fromhex(h) for h in json.loads((data / "token_bytes.json").read_text())]
-    val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))  # (N,)
+    book = book_split(meta, cfg.book)
+    lo_tok, hi_tok = book["val_token_range"]
+    val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))[lo_tok:hi_tok]  # (N,)
     val_text = b"".join(pieces[i] for i in val.tolist()).decode("utf-8")
     val_touched = touched_chars([pieces[i] for i in val.tolist()], val_text)
-    first_val_chapter = meta["split"]["val_chapters"][0]
-    n_val_chapters = meta["split"]["val_chapters"][1] - first_val_chapter + 1
+    first_val_chapter = book["val_chapters"][0]
+    n_val_chapters = book["val_chapters"][1] - first_val_chapter + 1
     split = split_at_chapter(val_text, first_val_chapter, cfg.select_chapters or n_val_chapters // 2)
     starts, boundary = split["starts"], split["boundary"]
     in_read = torch.tensor([a >= boundary for a, _ in val_touched])  # (N,) token t is in the reading part
@@ -343,7 +364,7 @@ def neurons_export(cfg: ExportConfig, data: Path, run_dir: Path) -> dict:
     return {
         "schema_version": schema.NEURONS_SCHEMA_VERSION,
         "model": run_record(run_dir),
-        "corpus": {"file": meta["corpus"]["file"], "sha256": meta["corpus"]["sha256"]},
+        "corpus": {"file": book["file"], "sha256": book_sha(meta, book["file"])},
         "layer": {"index": cfg.layer, "number": cfg.layer + 1, "n_layer": mcfg.n_layer,
                   "convention": f"0-based block index {cfg.layer} = block {cfg.layer + 1} of {mcfg.n_layer}"
                                 f" (第 {cfg.layer + 1} 层)"},
@@ -398,6 +419,7 @@ def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict
                          "train_losses": [r["train_loss"] for r in results],
                          "histories": [r["history"] for r in results]})
     floor_losses = runs["baseline"]
+    baseline_band = band_per_step(floor_losses)
     vl = [r["val_loss"] for r in floor_losses]
     first = runs["baseline"][0]
     tc = first["config"]
@@ -409,6 +431,7 @@ def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict
         "variants": variants,
         "noise_floor": {"variant": "baseline", "seeds": [r["seed"] for r in floor_losses],
                         "min": min(vl), "max": max(vl), "range": round(max(vl) - min(vl), 6)},
+        "baseline_band": baseline_band,
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "train_config": shared_train,
     }
@@ -424,7 +447,7 @@ def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict
     init_std = inspect.signature(residual_init_std).parameters["init_std"].default  # the model's N(0, init_std)
     card = {
         "schema_version": schema.SCHEMA_VERSION,
-        "name": "sanguo-baseline-4l-d256",
+        "name": "mingqing7-baseline-4l-d256",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
         "command": cfg.command or timing.get("command") or invoked,
         "code": {"lab_commit": commit, "lab_dirty": dirty},
@@ -457,7 +480,14 @@ def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict
                      "schedule": "linear warmup, then cosine decay to min_lr", "dropout": tc["dropout"],
                      "precision": "bf16 autocast, fp32 weights; evaluation in fp32" if first["bf16_autocast"]
                      else "fp32",
-                     "seeds": {v: [r["seed"] for r in runs[v]] for v in VARIANTS}},
+                     "seeds": {v: [r["seed"] for r in runs[v]] for v in VARIANTS},
+                     "baseline_final": {"seeds": [r["seed"] for r in floor_losses],
+                                        "train_loss": round(mean([r["train_loss"] for r in floor_losses]), 4),
+                                        "val_loss": round(mean(vl), 4),
+                                        "train_minus_val": round(mean([r["train_loss"] for r in floor_losses])
+                                                                 - mean(vl), 4)}},
+        "protocol": {"band_variant": "baseline", "band_seeds": [r["seed"] for r in floor_losses],
+                     "rule": PROTOCOL_RULE, "one_seed_factor": ONE_SEED_FACTOR},
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4),
                        "bigram_lambda": ngram["bigram_lambda"],
                        "note": f"same tokenizer and split; unigram {ngram['unigram_smoothing']}-smoothed, bigram"
@@ -482,6 +512,32 @@ def run_export(cfg: ExportConfig, invoked: str = "python -m lab export") -> dict
     write_validated(out, files, lambda parsed: schema.validate_files(parsed))
     schema.validate_dir(out)
     return files
+
+
+# The seeds protocol as the site applies it (widgets/common/seeds.py); the card records it in words.
+ONE_SEED_FACTOR = 5
+PROTOCOL_RULE = ("band: the baseline's max - min over its seeds at the same step, for the same loss; a variant is"
+                 " paired with the baseline seed for seed (same batches, same init where shapes match); with two"
+                 " or more pairs a difference counts when every paired difference has the same sign and their"
+                 f" mean exceeds the band; with one pair, when the gap is at least {ONE_SEED_FACTOR} bands")
+
+
+def mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def band_per_step(results: list[dict]) -> list[dict]:
+    """The baseline's spread over its seeds at every evaluation step all of them reached."""
+    steps = sorted(set.intersection(*({h["step"] for h in r["history"]} for r in results)))
+    out = []
+    for step in steps:
+        row = {"step": step}
+        for key, name in (("train_loss", "train"), ("val_loss", "val")):
+            vals = [next(h[key] for h in r["history"] if h["step"] == step) for r in results]
+            row[name] = {"min": min(vals), "max": max(vals), "range": round(max(vals) - min(vals), 6)}
+        out.append(row)
+    return out
 
 
 def write_validated(out: Path, files: dict, check) -> None:
@@ -580,7 +636,7 @@ def run_command(corpus: str, out: str, work: str, overrides: list[str], command:
     print(f"all: {n_runs} runs, {jobs} at a time, {threads or 'default'} threads each; work dir {work_dir}")
 
     t0 = time.time()
-    prepare.run(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))
+    ensure_data(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))
     timing["prepare_seconds"] = time.time() - t0
     timing_file.write_text(json.dumps(timing, indent=1))
 

@@ -216,7 +216,7 @@ def run_row(name: str, r: dict, reused: bool) -> dict:
         "d_ff": mc["d_ff"], "matrices": 3 if mc.get("ffn", "swiglu") in ("swiglu", "bilinear") else 2,
         "ffn_params_per_layer": ffn_params(mc), "params": r["params"], "seed": r["seed"],
         "steps_trained": steps_of(r), "val_loss": finite(r["val_loss"]), "train_loss": finite(r["train_loss"]),
-        "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in r["history"]],
+        "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in common.one_book_history(r["history"])],
         "wall_seconds": r["wall_seconds"], "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"],
         "reused": reused,
     }
@@ -249,7 +249,7 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
         "name": f"sanguo-gating-d{mc['d_model']}",
         **common.provenance(command, code),
         "hardware": common.hardware(baseline, bf16_autocast=baseline["bf16_autocast"]),
-        "corpus": meta["corpus"], "split": meta["split"],
+        "corpus": prepare.one_book_view(meta)[0], "split": prepare.one_book_view(meta)[1],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
                       "trained_on": meta["tokenizer"]["trained_on"]},
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],

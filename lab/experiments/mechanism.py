@@ -121,7 +121,7 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
         r = results[name]
         variants.append({"name": name, "description": DESCRIPTIONS[name], **skip_settings(name),
                          "params": r["params"], "seed": r["seed"], "steps_trained": r.get("steps_trained", r["steps"]),
-                         "val_loss": r["val_loss"], "train_loss": r["train_loss"], "history": r["history"],
+                         "val_loss": r["val_loss"], "train_loss": r["train_loss"], "history": common.one_book_history(r["history"]),
                          "probes": r["probes"]})
     new_s = sum(r["wall_seconds"] for n, r in results.items() if n in MECHANISM_VARIANTS)
     shared_train = common.portable_config({k: v for k, v in tc.items()
@@ -132,8 +132,8 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
         "hardware": common.hardware(first, bf16_autocast=first["bf16_autocast"]),
-        "corpus": meta["corpus"],
-        "split": meta["split"],
+        "corpus": prepare.one_book_view(meta)[0],
+        "split": prepare.one_book_view(meta)[1],
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],
                          "d_ff": mc["d_ff"], "vocab_size": mc["vocab_size"], "block_size": mc["block_size"],
                          "norm": "pre-norm RMSNorm with a weight, no bias",

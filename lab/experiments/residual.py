@@ -104,10 +104,10 @@ def stream_points(model: GPT, val: torch.Tensor) -> tuple[list[dict], float]:
     the validation split in the val loss's windows; returns (points, val loss). Asserts that the
     hooked pass gives the plain pass's val loss."""
     block = model.cfg.block_size
-    plain = train.evaluate(model, val, block, "cpu")
+    plain = train.evaluate(model, val, block, "cpu")[0]
     cap = StreamCapture(model)
     try:
-        hooked = train.evaluate(model, val, block, "cpu")
+        hooked = train.evaluate(model, val, block, "cpu")[0]
     finally:
         cap.remove()
     assert hooked == plain, f"the hooked pass ({hooked}) differs from the plain one ({plain})"
@@ -219,7 +219,7 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
         variants.append({"name": name, "description": description(name), "n_layer": mc["n_layer"],
                          "residual": mc.get("residual", True), "params": runs[0]["params"],
                          "seeds": [r["seed"] for r in runs], "val_losses": [r["val_loss"] for r in runs],
-                         "train_losses": [r["train_loss"] for r in runs], "histories": [r["history"] for r in runs]})
+                         "train_losses": [r["train_loss"] for r in runs], "histories": [common.one_book_history(r["history"]) for r in runs]})
     first = by_variant["baseline"][0]
     tc, mc = first["config"], first["model_config"]
     shared_train = common.portable_config({k: v for k, v in tc.items() if k not in ("variant", "seed", "bar_position")})
@@ -233,8 +233,8 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
         "hardware": common.hardware(first),
-        "corpus": meta["corpus"],
-        "split": meta["split"],
+        "corpus": prepare.one_book_view(meta)[0],
+        "split": prepare.one_book_view(meta)[1],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
                       "trained_on": meta["tokenizer"]["trained_on"]},
         "architecture": {"n_head": mc["n_head"], "d_model": mc["d_model"], "d_ff": mc["d_ff"],

@@ -1,6 +1,7 @@
 """The lab pipeline on a tiny corpus made here: no real corpus, no GPU, a few seconds."""
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -27,11 +29,12 @@ RARE = "龘䶮𠀀鱻"  # each once: stays split into byte fragments
 NUMERALS = "一二三四五六"
 
 
-def make_corpus(path: Path) -> str:
-    rng = random.Random(0)
-    parts = []
+def make_corpus(path: Path, seed: int = 0, unit: str = "回", prologue: str = "") -> str:
+    """A tiny book of six chapters titled 第…<unit>; `prologue` goes before the first title."""
+    rng = random.Random(seed)
+    parts = [prologue] if prologue else []
     for c, numeral in enumerate(NUMERALS):
-        parts.append(f"第{numeral}回　{''.join(rng.sample(PHRASES, 3))}\n")
+        parts.append(f"第{numeral}{unit}　{''.join(rng.sample(PHRASES, 3))}\n")
         for _ in range(10):
             line = "，".join("".join(rng.choice(PHRASES) for _ in range(rng.randint(2, 4)))
                             for _ in range(rng.randint(4, 12))) + "。"
@@ -54,22 +57,103 @@ def corpus(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory, corpus):
+def books(tmp_path_factory):
+    """A corpus folder of two tiny books: 三國 as the tests' corpus, and a story collection whose
+    chapters are 卷 and which opens with a prologue before its first title."""
+    folder = tmp_path_factory.mktemp("books")
+    texts = {"sanguo-yanyi.txt": make_corpus(folder / "sanguo-yanyi.txt"),
+             "stories.txt": make_corpus(folder / "stories.txt", seed=1, unit="卷", prologue="楔子　張飛見關公。\n")}
+    return folder, texts
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, books):
     work = tmp_path_factory.mktemp("work")
-    prepare.run(prepare.PrepareConfig(corpus=str(corpus[0]), work_dir=str(work), **TINY))
+    prepare.run(prepare.PrepareConfig(corpus=str(books[0]), work_dir=str(work), **TINY))
     return work
 
 
-def test_split_is_by_chapter_and_lossless(corpus, work):
-    text = corpus[1]
-    chapters = prepare.split_chapters(text)
-    assert len(chapters) == 6 and "".join(chapters) == text
+def test_split_is_by_chapter_in_every_book_and_lossless(books, work):
+    for text in books[1].values():
+        chapters = prepare.split_chapters(text)
+        assert "".join(chapters) == text
+    assert len(prepare.split_chapters(books[1]["sanguo-yanyi.txt"])) == 6
+    assert len(prepare.split_chapters(books[1]["stories.txt"])) == 7  # the prologue is a chapter of its own
     meta = json.loads((work / "data/meta.json").read_text())
-    assert meta["split"]["train_chapters"] == [1, 4] and meta["split"]["val_chapters"] == [5, 6]
-    assert meta["split"]["val_first_title"] == "第五回"
+    assert [f["file"] for f in meta["corpus"]["files"]] == ["sanguo-yanyi.txt", "stories.txt"]
+    assert meta["corpus"]["chapters"] == 13
+    sanguo, stories = meta["split"]["books"]
+    assert sanguo["train_chapters"] == [1, 4] and sanguo["val_chapters"] == [5, 6]
+    assert sanguo["val_first_title"] == "第五回" and stories["val_first_title"] == "第五卷"
+    assert stories["train_first_title"] == "楔子" and stories["val_chapters"] == [6, 7]
+    # val.bin holds the books one after the other; each book's range decodes to its last chapters
+    pieces = [bytes.fromhex(h) for h in json.loads((work / "data/token_bytes.json").read_text())]
+    val = np.fromfile(work / "data/val.bin", dtype=np.uint16).tolist()
+    for book in meta["split"]["books"]:
+        a, b = book["val_token_range"]
+        text = b"".join(pieces[i] for i in val[a:b]).decode("utf-8")
+        assert books[1][book["file"]].endswith(text) and text.startswith(book["val_first_title"])
+    assert stories["val_token_range"][1] == meta["split"]["val_tokens"] == len(val)
+    assert prepare.val_segments(meta) == [(b["file"], *b["val_token_range"]) for b in meta["split"]["books"]]
+
+
+def test_val_fraction_takes_the_last_chapters_of_every_book():
+    assert prepare.n_val_chapters(120, 0.08, 0) == 10  # 三國演義: chapters 111-120
+    assert prepare.n_val_chapters(40, 0.08, 0) == 3
+    assert prepare.n_val_chapters(6, 0.08, 0) == 1  # at least one
+    assert prepare.n_val_chapters(6, 0.08, 2) == 2
+    with pytest.raises(ValueError):
+        prepare.n_val_chapters(2, 0.08, 2)
+
+
+def test_chapter_titles_of_every_edition():
+    """第…回 and 第…卷 in the editions' numerals and spacing; a 第…回 inside running text is no
+    title, and a repeated title line with no text of its own joins the next chapter."""
+    text = ("第一回　甲乙\n丙丁。第二回了．\n"
+            "　　第二回     戊己\n庚辛第四回中。\n"
+            "第一○回\u00a0\u00a0壬\n寅卯。\n"
+            "第一一回　癸\n------\n\n第一一回　癸\n子丑。\n")
+    chapters = prepare.split_chapters(text)
+    assert [prepare.chapter_title(c) for c in chapters] == ["第一回", "第二回", "第一○回", "第一一回"]
+    assert "".join(chapters) == text
+    with pytest.raises(ValueError, match="no chapter-title"):
+        prepare.split_chapters("甲乙丙丁。\n")
+
+
+def test_bad_corpus_files_are_named_and_nothing_is_written(tmp_path):
+    good = tmp_path / "good.txt"
+    make_corpus(good)
+    cases = {"missing.txt": None, "latin1.txt": "第一回 café\n".encode("utf-8") + "é".encode("latin-1"), "empty.txt": b"  \n",
+             "untitled.txt": "沒有回目的文字。\n".encode()}
+    for name, content in cases.items():
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+        work = tmp_path / f"work-{name}"
+        with pytest.raises(ValueError, match=name):
+            prepare.run(prepare.PrepareConfig(corpus=f"{good},{tmp_path / name}", work_dir=str(work), **TINY))
+        assert not work.exists()
+    with pytest.raises(ValueError, match="two files named good.txt"):
+        (tmp_path / "again").mkdir()
+        make_corpus(tmp_path / "again" / "good.txt")
+        prepare.corpus_files(f"{good},{tmp_path / 'again'}")
+
+
+def test_a_changed_corpus_file_is_refused_by_its_work_dir(books, work, tmp_path):
+    """ensure_data: the same files byte for byte, or a clear error naming the file; nothing rewritten."""
+    from lab.experiments import common
+
+    common.ensure_data(prepare.PrepareConfig(corpus=str(books[0]), work_dir=str(work), **TINY))  # same: reused
+    changed = tmp_path / "books"
+    shutil.copytree(books[0], changed)
+    (changed / "stories.txt").write_text(books[1]["stories.txt"] + "又一句。\n", encoding="utf-8")
+    before = (work / "data/meta.json").read_bytes()
+    with pytest.raises(SystemExit, match="stories.txt: its sha256 differs"):
+        common.ensure_data(prepare.PrepareConfig(corpus=str(changed), work_dir=str(work), **TINY))
+    assert (work / "data/meta.json").read_bytes() == before
 
 
 def test_tokenizer_round_trip_preserves_bytes(corpus, work):
+    corpus = (None, corpus[1])
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(work / "data/tokenizer.json"))
@@ -195,9 +279,9 @@ def test_char_spans_give_fragments_empty_or_whole_spans():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory, corpus):
+def exported(tmp_path_factory, books):
     root = tmp_path_factory.mktemp("all")
-    main(["all", "--corpus", str(corpus[0]), "--out", str(root / "export"), "--work", str(root / "runs"),
+    main(["all", "--corpus", str(books[0]), "--out", str(root / "export"), "--work", str(root / "runs"),
           "vocab_size=300", "val_chapters=2", "seeds=2", "variant_seeds=1", "jobs=1", "steps=6", "batch_size=2",
           "block_size=32",
           "eval_every=3", "progress=false", "amp=off", "threads=1", "passage_min_chars=40", "passage_max_chars=80",
@@ -220,9 +304,24 @@ def test_export_validates_against_its_schema(exported):
     assert arch["residual_init_rule"] == "init_std / sqrt(2 * n_layer)"
     assert arch["residual_init_std"] == arch["init_std"] / (2 * arch["n_layer"]) ** 0.5 == residual_init_std(4)
     assert card["training"]["tokens_seen"] == 6 * 2 * 32 == ablation["tokens_per_run"]
-    assert card["corpus"]["chapters"] == 6 and card["split"]["val_chapters"] == [5, 6]
+    assert card["corpus"]["chapters"] == 13 and [b["val_chapters"] for b in card["split"]["books"]] == [[5, 6], [6, 7]]
+    assert card["schema_version"] == ablation["schema_version"] == 3
+    assert card["training"]["dropout"] == 0.0 and card["training"]["precision"] == "fp32"
+    final = card["training"]["baseline_final"]
+    assert final["seeds"] == [0, 1] and final["train_minus_val"] == pytest.approx(
+        final["train_loss"] - final["val_loss"], abs=2e-4)
+    assert card["protocol"]["one_seed_factor"] == 5 and card["protocol"]["band_seeds"] == [0, 1]
+    # the baseline's band at every evaluation, train and val; every evaluation scores each book
+    base = ablation["variants"][0]
+    assert [b["step"] for b in ablation["baseline_band"]] == [3, 6]
+    for row in ablation["baseline_band"]:
+        for key, name in (("train_loss", "train"), ("val_loss", "val")):
+            vals = [h[key] for hist in base["histories"] for h in hist if h["step"] == row["step"]]
+            assert row[name]["range"] == pytest.approx(max(vals) - min(vals), abs=1e-6)
+    last = base["histories"][0][-1]
+    assert list(last["val_by_book"]) == ["sanguo-yanyi.txt", "stories.txt"] and last["epochs"] > 0
     assert card["configs"]["train"]["steps"] == 6
-    assert card["command"].startswith("python -m lab all --corpus PATH/TO/tiny.txt --out PATH/TO/export ")
+    assert re.match(r"python -m lab all --corpus PATH/TO/books\w* --out PATH/TO/export ", card["command"])
     timing = json.loads((exported.parent / "runs/timing.json").read_text())
     assert card["code"] == {"lab_commit": timing["lab_commit"], "lab_dirty": timing["lab_dirty"]}
     neurons = files["neurons.json"]
@@ -239,7 +338,8 @@ def test_export_validates_against_its_schema(exported):
     assert peaks == sorted(peaks, reverse=True)
 
 
-def test_token_spans_reassemble_the_passage(exported, corpus):
+def test_token_spans_reassemble_the_passage(exported, books):
+    corpus = (None, books[1]["sanguo-yanyi.txt"])
     neurons = json.loads((exported / "neurons.json").read_text())
     passage = neurons["passage"]
     assert 40 <= len(passage["text"]) <= 80 and passage["text"] in corpus[1]
@@ -249,7 +349,8 @@ def test_token_spans_reassemble_the_passage(exported, corpus):
             assert t["text"] == passage["text"][t["start"]:t["end"]]
 
 
-def test_neurons_are_chosen_on_some_chapters_and_read_on_the_others(exported, corpus):
+def test_neurons_are_chosen_on_some_chapters_and_read_on_the_others(exported, books):
+    corpus = (None, books[1]["sanguo-yanyi.txt"])  # the heatmap reads 三國's validation chapters
     """Chosen on the first validation chapter (5), shown and read on the other (6): the reading never
     uses the text the choice was made on."""
     neurons = json.loads((exported / "neurons.json").read_text())
@@ -273,11 +374,11 @@ def test_the_passage_is_where_the_chosen_neurons_show_most():
     assert export.visibility(torch.tensor([[-1.0]]), [0], torch.tensor([1.0])) == 0.0
     assert export.candidate_lines("甲乙。\n丙丁戊。己\n", 0, 12, 3, 4) == [(0, "甲乙。"), (4, "丙丁戊。")]
     assert export.candidate_lines("甲乙。\n丙丁戊。己\n", 4, 12, 3, 4) == [(4, "丙丁戊。")]
-    split = export.split_at_chapter("第五回 甲\n第六回 乙\n", 5, 1)
-    assert split == {"starts": [0, 6], "boundary": 6, "select": [5, 5], "read": [6, 6]}
-    assert export.chapter_at(split["starts"], 5, 7) == 6
+    split = export.split_at_chapter("第五回 甲\n丙。\n第六回 乙\n丁。\n", 5, 1)
+    assert split == {"starts": [0, 9], "boundary": 9, "select": [5, 5], "read": [6, 6]}
+    assert export.chapter_at(split["starts"], 5, 10) == 6
     with pytest.raises(ValueError, match="select_chapters=2"):
-        export.split_at_chapter("第五回 甲\n第六回 乙\n", 5, 2)
+        export.split_at_chapter("第五回 甲\n丙。\n第六回 乙\n丁。\n", 5, 2)
 
 
 def test_the_neurons_stage_rewrites_only_neurons_json(exported, tmp_path):
@@ -302,22 +403,24 @@ def test_the_neurons_stage_refuses_another_models_export(exported, tmp_path):
     runs, out = exported.parent / "runs", tmp_path / "other"
     shutil.copytree(exported, out)
     card = json.loads((out / "model-card.json").read_text())
-    card["corpus"]["sha256"] = "0" * 64
+    card["corpus"]["files"][0]["sha256"] = "0" * 64
     (out / "model-card.json").write_text(json.dumps(card, ensure_ascii=False))
     kept = (out / "neurons.json").read_bytes()
-    with pytest.raises(schema.SchemaError, match="neurons.json: corpus.sha256"):
+    with pytest.raises(schema.SchemaError, match="neurons.json: corpus: sanguo-yanyi.txt"):
         main(["neurons", "--work", str(runs), "--out", str(out), "n_top=3", "n_random=3", "context_gap=4",
               "passage_min_chars=40", "passage_max_chars=80"])
     assert (out / "neurons.json").read_bytes() == kept  # nothing replaced
 
 
-def test_export_holds_no_path_of_this_machine(exported, corpus):
+def test_export_holds_no_path_of_this_machine(exported, books):
+    corpus = (books[0] / "sanguo-yanyi.txt", None)
     tmp = str(exported.parent)  # the test's corpus, work and output directories all live under it
     for name in schema.FILES:
         text = (exported / name).read_text(encoding="utf-8")
         assert tmp not in text and str(corpus[0].parent) not in text and tempfile.gettempdir() not in text, name
     card = json.loads((exported / "model-card.json").read_text())
-    assert card["corpus"]["file"] == card["configs"]["prepare"]["corpus"] == "tiny.txt"
+    assert [f["file"] for f in card["corpus"]["files"]] == ["sanguo-yanyi.txt", "stories.txt"]
+    assert card["configs"]["prepare"]["corpus"] == books[0].name  # the folder as named, no path
     for config in (*card["configs"].values(), json.loads((exported / "neurons.json").read_text())["export_config"]):
         assert not {"work_dir", "out_dir", "data_dir", "command"} & set(config)
 
@@ -339,7 +442,8 @@ def test_the_contract_is_the_sites_json_schemas():
         assert schema.schema_for(name) == json.loads((ROOT / "data/schemas/real-model" / name.replace(
             ".json", ".schema.json")).read_text(encoding="utf-8"))
         version = schema.NEURONS_SCHEMA_VERSION if name == "neurons.json" else schema.SCHEMA_VERSION
-        assert schema.schema_for(name)["properties"]["schema_version"] == {"const": version}
+        pinned = schema.schema_for(name)["properties"]["schema_version"]
+        assert pinned == {"const": version} if name == "neurons.json" else max(pinned["enum"]) == version
 
 
 def test_schema_errors_name_file_and_key_path(exported):
@@ -359,7 +463,11 @@ def test_schema_errors_name_file_and_key_path(exported):
           r"^neurons.json: neurons\[0\].top_contexts\[0\].chars: missing key")
     fails("neurons.json", lambda d: d["neurons"][0].__setitem__("note", "hand-written"),
           r"^neurons.json: neurons\[0\].note: unexpected key")
-    fails("model-card.json", lambda d: d["corpus"].pop("sha256"), r"^model-card.json: corpus.sha256: missing key")
+    fails("model-card.json", lambda d: d["corpus"]["files"][1].pop("sha256"),
+          r"^model-card.json: corpus.files\[1\].sha256: missing key")
+    fails("ablation.json", lambda d: d["baseline_band"][0]["val"].__setitem__("range", 9.0),
+          r"^ablation.json: baseline_band\[0\].val: not the spread")
+    fails("ablation.json", lambda d: d.pop("baseline_band"), r"^ablation.json: .*baseline_band")
     fails("model-card.json", lambda d: d["configs"]["prepare"].__setitem__("corpus", "/data/x/tiny.txt"),
           r"^model-card.json: configs.prepare.corpus: ")
     fails("model-card.json", lambda d: d["configs"]["train"].__setitem__("data_dir", "runs/data"),

@@ -153,7 +153,7 @@ def test_stream_rms_from_hooks_equals_the_block_formula(tiny):
     val = train.load_tokens(tiny / "runs" / "data", "val")
     model = residual.load_model(tiny / "runs" / "baseline-s0")
     points, loss = residual.stream_points(model, val)
-    assert loss == train.evaluate(model, val, 32, "cpu")
+    assert loss == train.evaluate(model, val, 32, "cpu")[0]
     assert [p["stream_rms"] for p in points] == pytest.approx(independent_stream_rms(model, val, 32), rel=1e-5)
     assert [(p["writes"], p["write"], p["block"]) for p in points[:3]] == [
         (0, "embedding", None), (1, "attention", 1), (2, "ffn", 1)]

@@ -1,0 +1,319 @@
+"""The attention export (C3 第 1 课, `python -m lab attention`): where each head of a trained model looks.
+
+No training: it reads one finished run (`work/<variant>-s<seed>/ckpt.pt` and `result.json`) and the
+work dir's prepared data, and writes `out/attention.json`:
+
+- `measures`: per layer and head, averages over every query of one book's validation tokens (the
+  same non-overlapping windows as the val loss) of how much weight the head puts on the previous
+  token, on itself, on the window's first token, on earlier occurrences of the query's own token,
+  on the token after such an occurrence (induction), on punctuation, and its mean look-back
+  distance; beside each, what a content-blind average of the prefix (every earlier position
+  weighted 1/(t+1)) would give on the same queries. A head is named on the page by these numbers,
+  never by eye.
+- `passages`: a few short passages of that book's validation text, picked by a rule (the most
+  repeated non-punctuation tokens among sentences of `min_tokens`..`max_tokens` tokens), each run
+  through the model on its own, with every layer's and head's full attention matrix (per mille).
+
+The weights are captured with a forward hook on each block's attention module, recomputed from the
+module's own input exactly as lab/model.py computes them (q, k with RoPE, q k^T / sqrt(head_dim),
+causal mask, softmax); every pass asserts that the recomputed output equals the module's output
+and that the hooked model's logits equal the plain forward pass.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from lab import schema
+from lab.experiments.common import git_lab_commit, load_model, portable_config, provenance
+from lab.experiments.ffn import is_fragment, run_record, show
+from lab.model import apply_rope
+
+NAME = "attention"
+DEFAULT_OUT = "data/real-model/attention"
+FILE = "attention/attention.json"
+PUNCTUATION = "，。：；「」『』！？、（）《》…—,.:;!?"  # a token is punctuation when it has no other character
+SENTENCE_END = "。！？\n"  # a sentence ends with a token holding one of these
+CLEAN_END = "。！？」』"  # ... and ends cleanly when that token's last character is one of these or a space
+MEASURES = ("previous", "self", "first", "same_token", "induction", "punctuation", "distance")
+
+
+@dataclass
+class Config:
+    work_dir: str = "lab/runs"  # --work: data/ and the run directories
+    out_dir: str = DEFAULT_OUT  # --out
+    variant: str = "baseline"  # the run read: work/<variant>-s<seed>/
+    seed: int = 0
+    book: str = "sanguo-yanyi.txt"  # whose validation tokens are measured and shown (a multi-book work dir's meta.json
+    #                                 lists each book's val_token_range; a single-corpus one has only its own)
+    passages: int = 3  # how many passages the page shows
+    min_tokens: int = 12  # a passage's length in tokens (it is run on its own, from its first token)
+    max_tokens: int = 26
+    windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
+    threads: int = 0  # torch's CPU threads (0 = torch's default)
+    command: str = ""  # the command to record (default: this process's command line)
+
+
+def token_texts(pieces: list[bytes], ids: list[int]) -> list[dict]:
+    """Each token as it shows alone, whether its bytes are a fragment, whether it is punctuation.
+
+    token_texts([b"a", "\u3002".encode()], [0, 1]) -> [{'text': 'a', 'fragment': False, 'punct': False},
+                                                       {'text': '\u3002', 'fragment': False, 'punct': True}]
+    """
+    out = []
+    for i in ids:
+        text = show(pieces[i])
+        bare = text.strip()
+        out.append({"text": text, "fragment": is_fragment(pieces[i]),
+                    "punct": bool(bare) and all(c in PUNCTUATION for c in bare)})
+    return out
+
+
+def book_range(meta: dict, book: str, n_val: int) -> tuple[int, int]:
+    """The book's validation tokens [start, end) in val.bin: meta.json's `val_token_range` in a
+    multi-book work dir; the whole validation split when the work dir holds one corpus."""
+    books = meta["split"].get("books")
+    if not books:
+        return 0, n_val
+    for b in books:
+        if b["file"] == book:
+            return tuple(b["val_token_range"])
+    raise ValueError(f"book {book!r} is not in meta.json; books: {[b['file'] for b in books]}")
+
+
+class AttentionCapture:
+    """Forward hooks on every block's attention: each pass's weights, (n_layer, H, T, T), recomputed from
+    the module's input as Attention.forward computes them, and checked against the module's output."""
+
+    def __init__(self, model):
+        self.weights = [None] * len(model.blocks)
+        self.handles = [b.attn.register_forward_hook(self.hook(i)) for i, b in enumerate(model.blocks)]
+
+    def hook(self, layer):
+        def fn(module, args, output):
+            x, cos, sin = args
+            B, T, C = x.shape
+            H = module.n_head
+            q, k, v = module.qkv(x).split(C, dim=2)  # (B, T, C) each
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(C // H)  # (B, H, T, T)
+            causal = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T) key j <= query t
+            w = F.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)  # (B, H, T, T)
+            y = (w @ v).transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+            assert torch.allclose(module.proj(y), output, atol=1e-5), "recomputed attention differs from the module's"
+            self.weights[layer] = w[0].detach()  # (H, T, T)
+        return fn
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+@torch.no_grad()
+def attention_of(model, ids: torch.Tensor) -> torch.Tensor:
+    """Every layer's and head's weights for one sequence, (n_layer, H, T, T); the hooked logits must
+    equal the plain ones."""
+    plain, _ = model(ids[None])  # (1, T, V)
+    cap = AttentionCapture(model)
+    try:
+        hooked, _ = model(ids[None])  # (1, T, V)
+    finally:
+        cap.remove()
+    assert torch.equal(plain, hooked), "the hooked forward pass differs from the plain one"
+    return torch.stack(cap.weights)  # (L, H, T, T)
+
+
+def masks(ids: torch.Tensor, punct: torch.Tensor) -> dict:
+    """(T, T) key masks of each measure for one window (rows: queries, columns: keys j <= t).
+
+    For ids [5, 7, 5, 7]: same_token[2] marks key 0 (the earlier 5); induction[2] marks key 1 (the token
+    after that 5); induction[3] marks key 2 (after the earlier 7 at 1 comes 5 at 2).
+    """
+    T = len(ids)
+    t = torch.arange(T)
+    causal = t[None, :] <= t[:, None]  # (T, T)
+    before = t[None, :] < t[:, None]  # (T, T) strictly earlier
+    same = (ids[None, :] == ids[:, None]) & before  # (T, T) an earlier occurrence of the query's token
+    after_same = torch.zeros(T, T, dtype=torch.bool)
+    after_same[:, 1:] = same[:, :-1] & before[:, 1:]  # key j+1 follows an earlier occurrence at j, and j+1 < t
+    return {"previous": t[None, :] == t[:, None] - 1, "self": t[None, :] == t[:, None],
+            "first": (t[None, :] == 0) & (t[:, None] > 0), "same_token": same, "induction": after_same,
+            "punctuation": causal & punct[None, :], "causal": causal}
+
+
+def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tuple[int, int]]) -> dict:
+    """Per-head averages over every query t >= 1 of the windows (t = 0 sees only itself), and the same
+    averages for the content-blind prefix average (weight 1/(t+1) on every key j <= t). `same_token`
+    and `induction` average over the queries that have such a key only."""
+    L, H = len(model.blocks), model.blocks[0].attn.n_head
+    sums = {m: torch.zeros(L, H, dtype=torch.float64) for m in MEASURES}
+    blind = {m: 0.0 for m in MEASURES}
+    counts = {"all": 0, "same_token": 0, "induction": 0}
+    for a, b in windows:
+        ids = val[a:b]
+        T = len(ids)
+        w = attention_of(model, ids).double()  # (L, H, T, T)
+        mk = masks(ids, punct_of[ids])
+        t = torch.arange(T, dtype=torch.float64)
+        uniform = mk["causal"].double() / (t + 1)[:, None]  # (T, T) the prefix average
+        dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T) look-back distance t - j
+        rows = {"all": t > 0, "same_token": mk["same_token"].any(-1), "induction": mk["induction"].any(-1)}
+        for m in MEASURES:
+            key = dist if m == "distance" else mk[m].double()
+            sel = rows.get(m, rows["all"])
+            sums[m] += (w * key).sum(-1)[:, :, sel].sum(-1)  # (L, H)
+            blind[m] += float((uniform * key).sum(-1)[sel].sum())
+        for name, sel in rows.items():
+            counts[name] += int(sel.sum())
+    n = {m: counts.get(m, counts["all"]) for m in MEASURES}
+    heads = [{"layer": l + 1, "head": h + 1, **{m: round(float(sums[m][l, h]) / max(n[m], 1), 4) for m in MEASURES}}
+             for l in range(L) for h in range(H)]
+    return {"heads": heads, "prefix_average": {m: round(blind[m] / max(n[m], 1), 4) for m in MEASURES},
+            "queries": counts}
+
+
+def sentences(texts: list[str]) -> list[tuple[int, int]]:
+    """Token ranges [a, b) of the clean sentences: a sentence ends with a token holding 。！？ or a line
+    break; it is kept when that token's last character is one of CLEAN_END or a space and the token
+    before the sentence ended the same way (BPE may merge a sentence's end with the next one's first
+    character, e.g. 「。孔」: both sentences around such a token are skipped).
+
+    sentences(["a", "\u3002", "b", "c", "\uff01", "d"]) -> [(0, 2), (2, 5), (5, 6)]
+    sentences(["a", "\u3002b", "c", "\u3002", "d", "\u3002"]) -> [(4, 6)]
+    """
+    out, a, clean = [], 0, True
+    for i, text in enumerate(texts):
+        if any(c in SENTENCE_END for c in text):
+            ends = text[-1] in CLEAN_END or text[-1].isspace()
+            if clean and ends:
+                out.append((a, i + 1))
+            a, clean = i + 1, ends
+    if a < len(texts) and clean:
+        out.append((a, len(texts)))
+    return out
+
+
+def repeats(ids: list[int], punct: list[bool]) -> int:
+    """Tokens that repeat an earlier token of the passage, punctuation aside. repeats([1, 2, 1, 1], [False] * 4) -> 2"""
+    seen, n = set(), 0
+    for i, p in zip(ids, punct):
+        if not p:
+            n += i in seen
+            seen.add(i)
+    return n
+
+
+def pick_passages(ids: list[int], toks: list[dict], cfg: Config) -> tuple[list[tuple[int, int]], int]:
+    """The passages: runs of whole consecutive sentences of min..max tokens with no fragment token, the `passages`
+    with the most repeated non-punctuation tokens (ties: the earlier), never overlapping."""
+    sents = sentences([t["text"] for t in toks])
+    cands = []
+    for i, (a, _) in enumerate(sents):
+        best, end = None, a
+        for s, b in sents[i:]:
+            if s != end or b - a > cfg.max_tokens:  # a gap: a sentence skipped for its unclean start
+                break
+            end = b
+            if b - a >= cfg.min_tokens:
+                best = b
+        if best is not None and not any(t["fragment"] for t in toks[a:best]):
+            cands.append((a, best))
+    ranked = sorted(cands, key=lambda c: (-repeats(ids[c[0]:c[1]], [t["punct"] for t in toks[c[0]:c[1]]]), c[0]))
+    chosen = []
+    for a, b in ranked:
+        if all(b <= c or a >= d for c, d in chosen):
+            chosen.append((a, b))
+        if len(chosen) == cfg.passages:
+            break
+    return sorted(chosen), len(cands)
+
+
+def export(cfg: Config, invoked: str) -> dict:
+    work = Path(cfg.work_dir)
+    data, run_dir = work / "data", work / f"{cfg.variant}-s{cfg.seed}"
+    if not (run_dir / "result.json").exists():
+        raise FileNotFoundError(f"{run_dir}/result.json is missing: the run is not finished")
+    t0 = time.time()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    model = load_model(run_dir)
+    mc = model.cfg
+    meta = json.loads((data / "meta.json").read_text())
+    pieces = [bytes.fromhex(h) for h in json.loads((data / "token_bytes.json").read_text())]
+    val = torch.from_numpy(np.fromfile(data / "val.bin", dtype=np.uint16).astype(np.int64))  # (N,)
+    if cfg.max_tokens > mc.block_size:
+        raise ValueError(f"max_tokens={cfg.max_tokens} > the model's context of {mc.block_size} tokens")
+    lo, hi = book_range(meta, cfg.book, len(val))
+    vocab = token_texts(pieces, range(len(pieces)))
+    punct_of = torch.tensor([t["punct"] for t in vocab])  # (V,)
+
+    block = mc.block_size
+    windows = [(s, min(s + block, hi)) for s in range(lo, hi, block) if min(s + block, hi) - s > 1]
+    if cfg.windows:
+        windows = windows[: cfg.windows]
+    measured = measure(model, val, punct_of, windows)
+
+    book_ids = val[lo:hi].tolist()
+    chosen, n_cands = pick_passages(book_ids, [vocab[i] for i in book_ids], cfg)
+    if not chosen:
+        raise ValueError(f"no passage of {cfg.min_tokens}-{cfg.max_tokens} tokens without a fragment in the validation"
+                         f" text of {cfg.book if meta['split'].get('books') else meta['corpus']['file']}")
+    passages = []
+    for a, b in chosen:
+        ids = val[lo + a: lo + b]
+        w = attention_of(model, ids)  # (L, H, T, T)
+        permille = (w * 1000).round().to(torch.int64)
+        passages.append({
+            "val_token_offset": a, "text": b"".join(pieces[i] for i in ids.tolist()).decode("utf-8", errors="replace"),
+            "tokens": [vocab[i] for i in ids.tolist()],
+            "weights": [[[permille[l, h, t, : t + 1].tolist() for t in range(len(ids))] for h in range(mc.n_head)]
+                        for l in range(mc.n_layer)]})
+
+    book_meta = next((f for f in meta["corpus"].get("files", []) if f["file"] == cfg.book), None)
+    corpus = ({"file": book_meta["file"], "sha256": book_meta["sha256"]} if book_meta
+              else {"file": meta["corpus"]["file"], "sha256": meta["corpus"]["sha256"]})
+    doc = {
+        "schema_version": 1,
+        "model": run_record(run_dir),
+        "model_config": {"n_layer": mc.n_layer, "n_head": mc.n_head, "d_model": mc.d_model,
+                         "head_dim": mc.d_model // mc.n_head, "block_size": mc.block_size, "vocab_size": mc.vocab_size},
+        "corpus": {**corpus, "books": len(meta["corpus"].get("files", [])) or 1,
+                   "val_tokens": hi - lo, "measured_tokens": sum(b - a for a, b in windows)},
+        "punctuation": PUNCTUATION,
+        "measures": {"rule": ("per head, the mean over every query t >= 1 of the book's validation windows (non-overlapping,"
+                              " block_size tokens, as the val loss) of the weight on: the previous token (previous), the"
+                              " query itself (self), the window's first token (first), earlier occurrences of the query's"
+                              " own token (same_token, over queries that have one), the tokens right after such"
+                              " occurrences (induction, over queries that have one), punctuation tokens (punctuation);"
+                              " distance: the mean of t - j under the weights. prefix_average: the same for weights"
+                              " 1/(t+1) on every j <= t."),
+                     "windows": len(windows), **measured},
+        "passages": passages,
+        "selection": {"rule": (f"runs of whole consecutive sentences (each ending with a token holding one of 。！？ or a"
+                               " line break whose last character is one of 。！？」』 or a space, after a token that ends the"
+                               f" same way) of {cfg.min_tokens}-{cfg.max_tokens} tokens without a fragment token, in {cfg.book}'s"
+                               " validation tokens; the ones with the most tokens that repeat an earlier token of the"
+                               " passage (punctuation aside), earlier first on ties, not overlapping; each run through"
+                               " the model on its own"), "candidates": n_cands},
+        "weights_unit": "per mille, rounded: row t of a matrix holds query t's weights on keys 0..t",
+        "export_config": portable_config(asdict(cfg)),
+        "seconds": round(time.time() - t0, 1),
+        **provenance(cfg.command or invoked, git_lab_commit()),
+    }
+    return doc
+
+
+def run_export(cfg: Config, invoked: str = "python -m lab attention") -> dict:
+    print("attention config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    doc = export(cfg, invoked)
+    path = schema.write_validated(FILE, doc, cfg.out_dir)
+    print(f"attention: wrote {path} ({path.stat().st_size:,} B) in {doc['seconds']} s")
+    return doc

@@ -1,0 +1,96 @@
+"""The attention export (python -m lab attention) on the tests' tiny corpus: the captured weights are
+the model's own (they rebuild its attention output), each measure counts the keys its name says, the
+prefix average's figures match a hand count, and the export validates and holds no machine path."""
+import json
+import tempfile
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("tokenizers")
+
+from lab import prepare, schema, train  # noqa: E402
+from lab.__main__ import main  # noqa: E402
+from lab.experiments import attention  # noqa: E402
+from lab.model import GPT, make_config  # noqa: E402
+from test_lab_pipeline import make_corpus  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("attention")
+    make_corpus(root / "tiny.txt")
+    work = root / "runs"
+    prepare.run(prepare.PrepareConfig(corpus=str(root / "tiny.txt"), work_dir=str(work), vocab_size=500, val_chapters=2))
+    train.run(train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "baseline-s0"), steps=4, batch_size=2,
+                                block_size=32, eval_every=2, progress=False, amp="off", threads=1))
+    main(["attention", "--work", str(work), "--out", str(root / "export"), "passages=2", "min_tokens=6",
+          "max_tokens=30"])
+    return root
+
+
+def test_the_weights_are_the_models_own():
+    torch.manual_seed(0)
+    model = GPT(make_config(vocab_size=40, block_size=12)).eval()
+    ids = torch.randint(0, 40, (12,))
+    w = attention.attention_of(model, ids)  # asserts the recomputed output equals the module's
+    assert w.shape == (4, 4, 12, 12)
+    assert torch.allclose(w.sum(-1), torch.ones(4, 4, 12))
+    assert torch.all(w.triu(1) == 0)  # causal: no weight on a later position
+
+
+def test_each_measure_marks_the_keys_its_name_says():
+    ids = torch.tensor([5, 7, 5, 7])
+    m = attention.masks(ids, torch.tensor([False, False, False, True]))
+    assert m["same_token"][2].tolist() == [True, False, False, False]
+    assert m["same_token"][3].tolist() == [False, True, False, False]
+    assert m["induction"][2].tolist() == [False, True, False, False]  # after the earlier 5 came 7
+    assert m["induction"][3].tolist() == [False, False, True, False]  # after the earlier 7 came 5
+    assert m["previous"][3].tolist() == [False, False, True, False]
+    assert m["punctuation"][3].tolist() == [False, False, False, True] and not m["punctuation"][2].any()
+
+
+def test_the_prefix_average_matches_a_hand_count(exported):
+    doc = json.loads((exported / "export" / "attention.json").read_text(encoding="utf-8"))
+    blind, windows = doc["measures"]["prefix_average"], doc["measures"]["windows"]
+    val = json.loads((exported / "runs" / "data" / "meta.json").read_text())["split"]
+    assert blind["self"] == blind["previous"]  # 1/(t+1) on the query and on its predecessor alike
+    T = 32  # block_size: every full window contributes queries t = 1..31 with weight 1/(t+1) on t-1
+    full = sum(1 / (t + 1) for t in range(1, T)) / (T - 1)
+    assert blind["previous"] == pytest.approx(full, abs=0.05)  # the last window may be shorter
+    assert windows >= 1 and doc["corpus"]["file"] == "tiny.txt" and val["val_tokens"] == doc["corpus"]["val_tokens"]
+
+
+def test_the_export_validates_and_is_small(exported):
+    path = exported / "export" / "attention.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    schema.validate(schema.ATTENTION_FILE, doc)
+    assert len(doc["passages"]) == 2 and path.stat().st_size < 200_000
+    for p in doc["passages"]:
+        assert 6 <= len(p["tokens"]) <= 30
+        assert "".join(t["text"] for t in p["tokens"]) == p["text"]
+        assert p["weights"][0][0][0] == [1000]  # the first token can only look at itself
+    heads = doc["measures"]["heads"]
+    assert len(heads) == 16 and all(0 <= h["previous"] + h["self"] <= 1 for h in heads)
+
+
+def test_a_broken_row_is_refused(exported):
+    doc = json.loads((exported / "export" / "attention.json").read_text(encoding="utf-8"))
+    doc["passages"][0]["weights"][1][2][3] = doc["passages"][0]["weights"][1][2][3][:-1]
+    with pytest.raises(schema.SchemaError, match="row t must hold"):
+        schema.validate(schema.ATTENTION_FILE, doc)
+
+
+def test_the_export_holds_no_path_of_this_machine(exported):
+    text = (exported / "export" / "attention.json").read_text(encoding="utf-8")
+    assert str(exported) not in text and tempfile.gettempdir() not in text
+    doc = json.loads(text)
+    assert doc["command"].startswith("python -m lab attention --work PATH/TO/runs")
+    assert not {"work_dir", "out_dir", "command"} & set(doc["export_config"])
+
+
+def test_an_unfinished_run_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not finished"):
+        attention.export(attention.Config(work_dir=str(tmp_path)), "python -m lab attention")
