@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from test_exercise_browser import FFN, open_exercise, type_code, verdict
+from test_exercise_browser import FFN, open_exercise, type_code, verdict, wait_saved
 
 pytestmark = pytest.mark.e2e
 KEY = "cw-exercise:c4/l1/ffn-two-neurons"
@@ -42,7 +42,7 @@ def test_an_import_with_a_wrong_field_is_refused_in_words_and_writes_nothing(con
     """Finding 1: `"code": 12345` froze the tab and left the exercise dead for good."""
     page = open_exercise(context, served_site[1])
     type_code(page, "# my current work\n")
-    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
+    wait_saved(page, "# my current work\n")
     page.locator(f"{FFN} input[type=file]").set_input_files(export_file(tmp_path, {"c4/l1/ffn-two-neurons": {"code": code}}))
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind === 'error'")
     assert "code（代码）不是文字" in verdict(page).inner_text()
@@ -71,7 +71,7 @@ def test_an_import_asks_says_older_and_can_be_undone(context, served_site, tmp_p
     """Finding 4: an older file replaced current work without asking, reported in green."""
     page = open_exercise(context, served_site[1])
     type_code(page, "# my current work\n")
-    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
+    wait_saved(page, "# my current work\n")
     old = export_file(tmp_path, {"c4/l1/ffn-two-neurons": {"code": "# an old version\n", "saved": 1_600_000_000_000}})
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
@@ -95,7 +95,7 @@ def test_two_tabs_lose_nothing_silently(context, served_site):
     a.locator(f"{FFN} button[data-action=hint]").click()
     a.wait_for_selector(f"{FFN} div.cw-exercise__hint")
     type_code(a, "# A's work\n")
-    a.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
+    wait_saved(a, "# A's work\n")
     # B typed nothing since: it takes A's code, says so, and can undo.
     b.wait_for_function(f"document.querySelector('{FFN} .cm-content').textContent.includes(\"# A's work\")")
     assert "另一个标签页" in b.locator(f"{FFN} .cw-exercise__notice").inner_text()
@@ -116,7 +116,7 @@ def test_when_storage_is_full_the_download_holds_what_is_on_screen(context, serv
     """Finding 2: the rescue the warning recommends exported the old stored code."""
     page = open_exercise(context, served_site[1])
     type_code(page, "# version 1\n")
-    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
+    wait_saved(page, "# version 1\n")
     page.evaluate("() => { Storage.prototype.setItem = () => { throw new DOMException('full', 'QuotaExceededError'); }; }")
     type_code(page, "# version 2\n")
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'false'")
