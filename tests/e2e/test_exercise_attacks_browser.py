@@ -40,6 +40,8 @@ def test_the_time_limit_ends_the_loop_inside_python_without_ending_the_worker(co
     """Finding 1 of cross-browser-2.md: in WebKit terminate() leaves a wasm loop running, so the
     run must end itself. Here it does before the page's backstop: no worker is terminated."""
     page = open_exercise(context, served_site[1])
+    type_code(page, "print(1)\n")
+    run(page)  # Python booted: the time measured below is the run's, not the download's
     type_code(page, "print('start')\nwhile True:\n    pass\n")
     started = time.monotonic()
     said = run(page)
@@ -155,7 +157,10 @@ def test_one_exercises_stop_leaves_the_other_and_a_queued_run_never_ran(context,
     page.evaluate(f"document.querySelector('{LINEAR}').dataset.timeLimit = '60'")  # A runs until stopped
     type_code(page, "print('B ran')\n")
     page.locator(f"{LINEAR} button[data-action=run]").click()
-    page.wait_for_function(f"document.querySelector('{LINEAR} button[data-action=stop]').disabled === false")
+    # A is past Python's boot and running its loop (a stop during the boot would test nothing here).
+    page.wait_for_function(f"document.querySelector('{LINEAR} .cw-exercise__verdict').textContent === '运行中…'",
+                           timeout=90_000)
+    time.sleep(0.5)
     page.locator(f"{FFN} button[data-action=run]").click()
     page.locator(f"{FFN} button[data-action=stop]").click()  # B, queued behind A
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind === 'stopped'")
@@ -166,6 +171,9 @@ def test_one_exercises_stop_leaves_the_other_and_a_queued_run_never_ran(context,
     page.locator(f"{LINEAR} button[data-action=stop]").click()
     page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'",
                            timeout=60_000)
+    # B's block is above the screen now, in a lesson block that skips layout (content-visibility):
+    # its innerText reads empty there, so it is brought back before it is read.
+    page.locator(FFN).scroll_into_view_if_needed()
     assert "B ran" in output(page) and "中断" not in verdict(page).inner_text(), verdict(page).inner_text()
     assert verdict(page, LINEAR).get_attribute("data-kind") == "stopped"
 

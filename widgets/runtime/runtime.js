@@ -36,8 +36,8 @@ const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not f
 // The worker ends a call that runs past its limit by itself (worker.js: the deadline inside
 // Python), and says so; the page ends the worker only if that has not come this much later.
 const SELF_STOP_SLACK_MS = 1500;
-// A worker that has nothing to do answers a message at once ("accepted"); one that does not
-// within this time has been closed or hangs (a student's js.close(), a stray callback's loop).
+// While calls wait and none runs in Python, the worker must answer a ping within this time; one
+// that does not has been closed or hangs (a student's js.close(), a stray callback's loop).
 const ACCEPT_MS = 5000;
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
@@ -121,7 +121,7 @@ let startupSizes = null; // Promise: widgets/runtime/runtimes.json (written by t
 let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
 let exercisesOnPage = false; // a Pyodide booted now prepares the exercises' runner too
 let nextId = 1;
-const pending = new Map(); // id -> {engine, widget, resolve, reject, limitMs, timer, onOutput, onStarted, exercise, accepted}
+const pending = new Map(); // id -> {engine, widget, resolve, reject, limitMs, timer, onOutput, onStarted, exercise}
 
 const folderOf = (name) => name.replaceAll("-", "_");
 
@@ -192,7 +192,7 @@ class Engine {
         } else if (data.type === "progress") {
           if (!ready) this.bootProgress = data.text;
           this.progressListeners.forEach((fn) => fn(data.text));
-        } else if (data.type === "accepted") accepted(data.id);
+        } else if (data.type === "pong") this.answered();
         else if (data.type === "started") started(data.id);
         else if (data.type === "output") {
           const job = pending.get(data.id);
@@ -268,6 +268,7 @@ class Engine {
     this.restarted = true; // the next boot says so, not "download"
     clearTimeout(this.acceptTimer);
     this.acceptTimer = null;
+    this.pinged = false;
     this.worker = null;
     this.booting = null;
     this.bootProgress = null;
@@ -280,22 +281,42 @@ class Engine {
     }
   }
 
-  // Watchdog: when no call is under way in the worker, the oldest one it has not accepted yet
-  // must be accepted within ACCEPT_MS, or the worker is replaced and the calls sent again.
+  // Watchdog: while calls wait for this worker and none is running in Python (a running call has
+  // its own time limit, `job.timer`), the worker must answer a ping within ACCEPT_MS, and again
+  // every ACCEPT_MS while they wait; otherwise it is replaced and the calls are sent again. A
+  // worker waiting for a download answers at once; a closed one (js.close()) or one looping
+  // outside any call (a stray callback) never does. A call the worker took but will never finish
+  // (it was closed meanwhile) does not count as running: only `started` does.
   watch() {
     const jobs = [...pending.values()].filter((job) => job.engine === this);
-    const busy = jobs.some((job) => job.accepted);
-    if (busy || !jobs.length) {
+    if (!this.worker || !jobs.length || jobs.some((job) => job.timer)) {
       clearTimeout(this.acceptTimer);
       this.acceptTimer = null;
+      this.pinged = false;
       return;
     }
-    this.acceptTimer ??= setTimeout(() => {
+    if (this.pinged) return; // its answer is awaited
+    clearTimeout(this.acceptTimer);
+    const worker = this.worker;
+    this.pinged = true;
+    worker.postMessage({ type: "ping" });
+    this.acceptTimer = setTimeout(() => {
       this.acceptTimer = null;
-      if ([...pending.values()].some((job) => job.engine === this && !job.accepted)) {
-        console.warn(`${this.name}: the worker did not answer for ${ACCEPT_MS / 1000} s; it is replaced`);
-        this.restart(null, null);
-      }
+      this.pinged = false;
+      if (this.worker !== worker) return;
+      console.warn(`${this.name}: the worker did not answer for ${ACCEPT_MS / 1000} s; it is replaced`);
+      this.restart(null, null);
+    }, ACCEPT_MS);
+  }
+
+  // The worker answered a ping: calls still waiting are checked again ACCEPT_MS later.
+  answered() {
+    if (!this.pinged) return;
+    clearTimeout(this.acceptTimer);
+    this.pinged = false;
+    this.acceptTimer = setTimeout(() => {
+      this.acceptTimer = null;
+      this.watch();
     }, ACCEPT_MS);
   }
 
@@ -304,7 +325,7 @@ class Engine {
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { engine: this, widget, resolve, reject, limitMs, timer: null, onOutput, onStarted,
-        exercise: message.type === "exercise", accepted: false });
+        exercise: message.type === "exercise" });
       this.worker.postMessage({ id, limitMs, ...message });
       this.watch();
     });
@@ -324,13 +345,6 @@ export function keepSpare() {
   if (engine.booting) engine.booting.then(() => engine.bootSpare(), () => {});
 }
 
-function accepted(id) {
-  const job = pending.get(id);
-  if (!job) return;
-  job.accepted = true;
-  job.engine.watch();
-}
-
 // The worker has begun this call: only now does its time limit run (the worker keeps it itself;
 // this is the page's backstop).
 function started(id) {
@@ -338,6 +352,7 @@ function started(id) {
   if (!job) return;
   job.onStarted?.();
   job.timer = setTimeout(() => runaway(id), job.limitMs + SELF_STOP_SLACK_MS);
+  job.engine.watch(); // a call runs: no ping is awaited meanwhile
 }
 
 function runaway(id) {
@@ -416,17 +431,24 @@ async function loadModel(widget, onProgress = null) {
   return engine;
 }
 
-/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
-export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
+// Another call's runaway, an exercise's 停止 or a hung worker restarted Python while this waited:
+// it is sent again (at most MAX_REPLAYS times).
+async function replaying(step) {
   for (let replay = 0; ; replay++) {
     try {
-      const engine = await loadModel(name);
-      return await engine.request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+      return await step();
     } catch (error) {
-      // Another widget's runaway restarted Python while this call waited: send it again.
       if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) throw error;
     }
   }
+}
+
+/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
+export function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
+  return replaying(async () => {
+    const engine = await loadModel(name);
+    return engine.request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+  });
 }
 
 let exerciseTurn = Promise.resolve(); // exercises run one at a time, in the order asked
@@ -594,7 +616,7 @@ function activate(root) {
       const view = await importView(name, title);
       const python = view.python !== false;
       if (python) {
-        const engine = await loadModel(name, onProgress);
+        const engine = await replaying(() => loadModel(name, onProgress));
         root.dataset.runtime = engine.name; // which Python answers this widget (for authors and tests)
       }
       const api = {

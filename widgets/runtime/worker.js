@@ -8,7 +8,7 @@
 //               {id, type: "exercise", code, given, check, limitMs}  run a student's code, then its
 //                                                            check (run_exercise.py) -> {ran, error, verdict, timeout}
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
-//               {type: "accepted", id}  (this worker still answers: the page's watchdog)
+//               {type: "ping"}  -> {type: "pong"} at once (this worker still answers: the page's watchdog)
 //               {type: "started", id}   (the call's time limit starts now)
 //               {type: "output", id, stream, text}   what an exercise prints, batched, up to MAX_OUTPUT
 //               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result" | "runaway", error}
@@ -263,7 +263,10 @@ self.onmessage = async ({ data }) => {
     if (data.exercises) booted.then(() => within(runner)).catch(() => {});
     return;
   }
-  postMessage({ type: "accepted", id: data.id });
+  if (data.type === "ping") {
+    postMessage({ type: "pong" });
+    return;
+  }
   overran = false;
   inside++;
   try {
