@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 FFN = '[data-exercise="c4/l1/ffn-two-neurons"]'
-LESSONS = ["c4/l1-ffn/", "c4/l2-residual/", "c4/l3-norm/", "c4/l4-gating/"]
+LESSONS = ["c4/l1-ffn/", "c4/l2-residual/", "c4/l3-norm/", "c4/l4-gating/", "c3/l1-attention/"]
 BOOT_S = 180  # Pyodide starts slowly in WebKitGTK (7-20 s on 2 cores, more under load)
 
 
