@@ -36,12 +36,13 @@ def key_path(path):
 
 
 def sibling_registry(schema_path, root):
-    """The schemas beside schema_path, by file name: a schema may $ref its neighbours
-    ("residual.schema.json#/$defs/history")."""
+    """The schemas beside schema_path, by file name, and those one folder up as "../name": a schema
+    may $ref its neighbours ("residual.schema.json#/$defs/history") or its parent's ("../ablation.schema.json")."""
     folder = Path(schema_path).parent
+    found = [(p.name, p) for p in sorted(folder.glob("*.schema.json"))]
+    found += [(f"../{p.name}", p) for p in sorted(folder.parent.glob("*.schema.json"))]
     return Registry().with_resources(
-        (p.name, Resource.from_contents(load_json(p, root), default_specification=DRAFT202012))
-        for p in sorted(folder.glob("*.schema.json")))
+        (name, Resource.from_contents(load_json(p, root), default_specification=DRAFT202012)) for name, p in found)
 
 
 def validate(value, schema, rel, registry=None):

@@ -5,6 +5,16 @@ A head is *named* for a measure by one rule, written here once: it puts at least
 weight on that kind of position, averaged over every query of the book's validation text, and at
 least NAME_RATIO times what the content-blind prefix average puts there on the same queries.
 """
+from course.widgets import common_module
+
+seeds = common_module("seeds")  # the seeds protocol, the one rule every lesson reads runs by
+numfmt = common_module("numfmt")
+
+
+def say(c):
+    """The protocol's verdict in the page's words, losses to 3 decimals."""
+    return seeds.verdict_phrase(c, lambda x: numfmt.num(x, 3))
+
 KEY = "real-model/attention/attention"
 NAME_SHARE = 0.3  # at least this share of the head's weight, on average ...
 NAME_RATIO = 5.0  # ... and this many times the prefix average's share
@@ -47,6 +57,54 @@ def strongest(heads, m):
     return max(heads, key=lambda h: (h[m], -h["layer"], -h["head"]))
 
 
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def control_facts(doc):
+    """The control (attention replaced by the prefix average) against the baseline, by the seeds
+    protocol: at the end and at every evaluation, on validation and training loss. None without one."""
+    c = doc.get("control")
+    if not c:
+        return None
+    base, ctl = c["baseline"], c["control"]
+    final = seeds.compare(seeds.by_seed(base), seeds.by_seed(ctl), seeds.band(base["val_losses"]))
+    final_train = seeds.compare(seeds.by_seed(base, "train_losses"), seeds.by_seed(ctl, "train_losses"),
+                                seeds.band(base["train_losses"]))
+    steps = []
+    for row in ctl["histories"][0]:
+        step = row["step"]
+        per = {}
+        for key in ("val_loss", "train_loss"):
+            per[key] = seeds.compare(seeds.history_by_seed(base, step, key), seeds.history_by_seed(ctl, step, key),
+                                     seeds.band_at(base["histories"], step, key))
+        steps.append({"step": step, "tokens": row["tokens"], "val": per["val_loss"], "train": per["train_loss"]})
+    paired = [x for s_, x in zip(base["seeds"], base["val_losses"]) if s_ in ctl["seeds"]]
+    # A baseline seed far from the rest (more than twice their spread away) sets the band's width:
+    # the page says so, and what the band of the others would be, without changing the rule.
+    ranked = sorted(zip(base["val_losses"], base["seeds"]))
+    far = None
+    if len(ranked) >= 4:
+        for x, rest in ((ranked[-1], ranked[:-1]), (ranked[0], ranked[1:])):
+            spread = rest[-1][0] - rest[0][0]
+            if min(abs(x[0] - rest[0][0]), abs(x[0] - rest[-1][0])) > 2 * spread:
+                far = {"seed": x[1], "loss": x[0], "others": len(rest), "others_band": spread,
+                       "paired": x[1] in ctl["seeds"]}
+                break
+    return {
+        "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]),
+        "params": ctl["params"], "base_params": base["params"], "d_ff": ctl["model_config"]["d_ff"],
+        "base_d_ff": base["model_config"]["d_ff"], "final": final, "final_train": final_train,
+        "control_mean": mean(ctl["val_losses"]), "baseline_paired_mean": mean(paired), "steps": steps,
+        "worse_from": next((r["step"] for r in steps if r["val"]["measured"] and r["val"]["direction"] > 0), None),
+        "better_at": [r["step"] for r in steps if r["val"]["measured"] and r["val"]["direction"] < 0],
+        "ahead_at": [r["step"] for r in steps if r["val"]["same_sign"] and r["val"]["gap"] < 0],
+        "minutes": sum(ctl["wall_seconds"]) / 60,
+        "far": far,
+        "say": say,
+    }
+
+
 def attention_facts(doc):
     ms = doc["measures"]
     heads, blind = ms["heads"], ms["prefix_average"]
@@ -67,6 +125,7 @@ def attention_facts(doc):
         "rule": {"share": NAME_SHARE, "ratio": NAME_RATIO},
         "passages": [{"text": p["text"], "tokens": len(p["tokens"])} for p in doc["passages"]],
         "selection": doc["selection"],
+        "control": control_facts(doc),
     }
 
 

@@ -1,7 +1,10 @@
 """Facts of our model's gating experiment (data/real-model/gating/gating.json, `python -m lab gating`):
 facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these."""
 KEY = "real-model/gating/gating"
-ABLATION = "real-model/ablation"  # the baseline's 5 seeds, with a val loss every evaluation
+# The baseline's 5 seeds with a val loss at every evaluation, from the FFN experiment of the same
+# edition as the gating export: the 三國-only edition's copy while gating.json is of that edition.
+ABLATION = "real-model/ablation"
+ABLATION_ED1 = "real-model/gating/ffn-ablation-ed1"
 ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
 
 
@@ -103,5 +106,22 @@ def gating_facts(data, ablation):
     }
 
 
+def same_edition_ablation(data):
+    """The FFN export of the gating export's corpus: the site's own when their model cards name the
+    same files (by name and sha256); the 三國-only edition's copy while gating.json is of that one."""
+    corpus = data[KEY]["model_card"]["corpus"]
+    card = data.get("real-model/model-card")
+    if card and corpus_files(card["corpus"]) == corpus_files(corpus):
+        return data[ABLATION]
+    if "files" not in corpus and ABLATION_ED1 in data:
+        return data[ABLATION_ED1]
+    raise ValueError("data/real-model/gating/gating.json: no FFN export of its corpus to give the seed band")
+
+
+def corpus_files(corpus):
+    """{(file, sha256)} of a model card's corpus (one book before the seven-book edition)."""
+    return {(f["file"], f["sha256"]) for f in corpus.get("files", [corpus])}
+
+
 def facts(data):
-    return {"gating": gating_facts(data[KEY], data[ABLATION]) if KEY in data else None}
+    return {"gating": gating_facts(data[KEY], same_edition_ablation(data)) if KEY in data else None}

@@ -38,6 +38,19 @@ def neuron_model_facts(neurons, ablation):
             "select_chapters": neurons["split"]["select_chapters"], "read_chapters": neurons["split"]["read_chapters"]}
 
 
+# The corpus's books by file name (../shared/corpus/README.md), in the characters the texts use.
+BOOK_TITLES = {"sanguo-yanyi.txt": "三國演義", "shuihu-zhuan.txt": "水滸傳", "xiyou-ji.txt": "西遊記",
+               "honglou-meng.txt": "紅樓夢", "yushi-mingyan.txt": "喻世明言", "jingshi-tongyan.txt": "警世通言",
+               "xingshi-hengyan.txt": "醒世恆言"}
+
+
+def books(card):
+    """Per book of the model card's corpus: title, file, sha256, chars and its split (chapters, tokens).
+    A card before the seven-book edition has one book."""
+    files = card["corpus"].get("files") or [card["corpus"]]
+    return [{**f, "title": BOOK_TITLES.get(f["file"], f["file"]), "split": book_split(card, f["file"])} for f in files]
+
+
 def book_split(card, file):
     """The split of one book (its chapters and tokens). A model card before the seven-book
     edition (schema 2) has one book, described by the split itself."""
@@ -83,6 +96,8 @@ def real_model_facts(card, ablation, neurons):
         "epochs": card["training"]["epochs"],
         "val_chapters": book_split(card, neurons["corpus"]["file"])["val_chapters"],
         "neurons": neurons,
+        "books": books(card),
+        "heat_book": BOOK_TITLES.get(neurons["corpus"]["file"], neurons["corpus"]["file"]),
     }
 
 

@@ -24,15 +24,17 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lab import schema
-from lab.experiments.common import git_lab_commit, load_model, portable_config, provenance
+from lab import schema, train
+from lab.experiments.common import (check_same_settings, git_lab_commit, load_model, portable_config, provenance,
+                                    run_dir as run_path, train_runs)
+from lab.model import ATTENTION_VARIANTS
 from lab.experiments.ffn import is_fragment, run_record, show
 from lab.model import apply_rope
 
@@ -58,6 +60,9 @@ class Config:
     max_tokens: int = 26
     windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
     threads: int = 0  # torch's CPU threads (0 = torch's default)
+    control: str = "prefix_mean"  # the lesson's control (lab/model.py ATTENTION_VARIANTS); "" = none
+    control_seeds: int = 3  # its seeds 0..n-1, trained here when missing (resumable), like the baseline
+    progress: bool = True  # the control runs' progress bars
     command: str = ""  # the command to record (default: this process's command line)
 
 
@@ -80,7 +85,7 @@ def book_range(meta: dict, book: str, n_val: int) -> tuple[int, int]:
     """The book's validation tokens [start, end) in val.bin: meta.json's `val_token_range` in a
     multi-book work dir; the whole validation split when the work dir holds one corpus."""
     books = meta["split"].get("books")
-    if not books:
+    if not books or len(books) == 1:  # one corpus file: its validation split, whatever its name
         return 0, n_val
     for b in books:
         if b["file"] == book:
@@ -236,6 +241,55 @@ def pick_passages(ids: list[int], toks: list[dict], cfg: Config) -> tuple[list[t
     return sorted(chosen), len(cands)
 
 
+# The control: attention replaced by the plain average of the prefix.
+
+
+def train_control(cfg: Config) -> list[dict]:
+    """Train (or read back) the control's seeds 0..control_seeds-1 in the work dir with the settings
+    the baseline's first finished run recorded: the same data, schedule and, seed for seed, batches."""
+    if cfg.control not in ATTENTION_VARIANTS:
+        raise ValueError(f"control={cfg.control!r}; known: {sorted(ATTENTION_VARIANTS)}")
+    work = Path(cfg.work_dir)
+    done = sorted(work.glob("baseline-s*/result.json"))
+    if not done:
+        raise FileNotFoundError(f"{work}: no finished baseline run to take the control's training settings from")
+    recorded = json.loads(done[0].read_text())["config"]
+    known = {f.name for f in fields(train.TrainConfig)}
+    base = train.TrainConfig(**{k: v for k, v in recorded.items() if k in known})
+    runs = [replace(base, data_dir=str(work / "data"), out_dir=str(run_path(work, cfg.control, s)), variant=cfg.control,
+                    seed=s, threads=cfg.threads, progress=cfg.progress, bar_position=0)
+            for s in range(cfg.control_seeds)]
+    return train_runs(runs)
+
+
+def history_rows(r: dict) -> list[dict]:
+    return [{k: e[k] for k in ("step", "tokens", "epochs", "train_loss", "val_loss")} for e in r["history"]]
+
+
+def arm(variant: str, results: list[dict]) -> dict:
+    """One arm of the control comparison: its seeds' final losses and histories (seed order)."""
+    results = sorted(results, key=lambda r: r["seed"])
+    return {"variant": variant, "params": results[0]["params"], "model_config": results[0]["model_config"],
+            "seeds": [r["seed"] for r in results], "val_losses": [r["val_loss"] for r in results],
+            "train_losses": [r["train_loss"] for r in results], "histories": [history_rows(r) for r in results],
+            "wall_seconds": [round(r["wall_seconds"], 1) for r in results]}
+
+
+def control_section(cfg: Config, control: list[dict]) -> dict:
+    """The baseline's seeds in the work dir against the control's: the page reads them by the seeds
+    protocol (widgets/common/seeds.py)."""
+    work = Path(cfg.work_dir)
+    base = [json.loads(p.read_text()) for p in sorted(work.glob("baseline-s*/result.json"))]
+    if len(base) < 2:
+        raise FileNotFoundError(f"{work}: fewer than 2 finished baseline runs; the seed band needs the baseline's seeds")
+    check_same_settings(base + control)
+    return {"rule": ("the control: every head's softmax(q k^T / sqrt(hs)) weights replaced by 1/(t+1) on every"
+                     " position 0..t (the plain average of the prefix's values; no W_q, W_k); the FFN widened to"
+                     f" d_ff={control[0]['model_config']['d_ff']} to give back their weights. Trained with the"
+                     " baseline's settings, seed for seed (same batches)."),
+            "baseline": arm("baseline", base), "control": arm(cfg.control, control)}
+
+
 def export(cfg: Config, invoked: str) -> dict:
     work = Path(cfg.work_dir)
     data, run_dir = work / "data", work / f"{cfg.variant}-s{cfg.seed}"
@@ -277,7 +331,8 @@ def export(cfg: Config, invoked: str) -> dict:
             "weights": [[[permille[l, h, t, : t + 1].tolist() for t in range(len(ids))] for h in range(mc.n_head)]
                         for l in range(mc.n_layer)]})
 
-    book_meta = next((f for f in meta["corpus"].get("files", []) if f["file"] == cfg.book), None)
+    files = meta["corpus"].get("files", [])
+    book_meta = files[0] if len(files) == 1 else next((f for f in files if f["file"] == cfg.book), None)
     corpus = ({"file": book_meta["file"], "sha256": book_meta["sha256"]} if book_meta
               else {"file": meta["corpus"]["file"], "sha256": meta["corpus"]["sha256"]})
     doc = {
@@ -313,7 +368,10 @@ def export(cfg: Config, invoked: str) -> dict:
 
 def run_export(cfg: Config, invoked: str = "python -m lab attention") -> dict:
     print("attention config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    control = train_control(cfg) if cfg.control and cfg.control_seeds else []
     doc = export(cfg, invoked)
+    if control:
+        doc["control"] = control_section(cfg, control)
     path = schema.write_validated(FILE, doc, cfg.out_dir)
     print(f"attention: wrote {path} ({path.stat().st_size:,} B) in {doc['seconds']} s")
     return doc

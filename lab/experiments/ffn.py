@@ -31,7 +31,7 @@ import torch
 from tokenizers import Tokenizer
 
 from lab import prepare, schema, train
-from lab.experiments.common import (check_same_settings, config_from, cpu_name, git_lab_commit, portable_config,
+from lab.experiments.common import (check_same_settings, estimate_seconds, config_from, cpu_name, git_lab_commit, portable_config,
                                     round_robin, sig, split_overrides, train_runs, ensure_data)
 from lab.model import GPT, VARIANTS, ModelConfig, recorded_config, residual_init_std
 
@@ -592,6 +592,24 @@ class AllConfig:
     jobs: int = 1
 
 
+def plan_estimate(work_dir: Path, plan: list[tuple[str, int]], steps: int, jobs: int) -> str:
+    """The plan's remaining runs and their time at the pace of the finished runs in the work dir
+    (each variant at its own pace where it has one: a model without an FFN trains faster)."""
+    done = {}
+    for p in Path(work_dir).glob("*-s*/result.json"):
+        r = json.loads(p.read_text())
+        done.setdefault(r["variant"], []).append(r)
+    todo = [(v, s) for v, s in plan if not (Path(work_dir) / f"{v}-s{s}" / "result.json").exists()]
+    if not todo:
+        return "plan: every run is finished; exporting"
+    if not done:
+        return f"plan: {len(todo)} runs to train; no finished run in the work dir to time them by yet"
+    every = [r for rs in done.values() for r in rs]
+    seconds = sum(estimate_seconds({str(i): r for i, r in enumerate(done.get(v, every))}, steps) for v, _ in todo)
+    return (f"plan: {len(todo)} of {len(plan)} runs to train, about {seconds / 60 / jobs:.0f} min at the pace of the"
+            f" {len(every)} finished runs in the work dir")
+
+
 def run_plan(seeds: int, variant_seeds: int, per_variant: str = "") -> list[tuple[str, int]]:
     """(variant, seed) in training order: seed 0 of every variant first, then round by round,
     so an interrupted `all` has a comparable set early.
@@ -634,6 +652,7 @@ def run_command(corpus: str, out: str, work: str, overrides: list[str], command:
     timing["command"] = command
     timing["lab_commit"], timing["lab_dirty"] = git_lab_commit()
     print(f"all: {n_runs} runs, {jobs} at a time, {threads or 'default'} threads each; work dir {work_dir}")
+    print(plan_estimate(work_dir, plan, t.get("steps", train.TrainConfig.steps), jobs))
 
     t0 = time.time()
     ensure_data(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))

@@ -83,3 +83,46 @@ def test_the_page_has_its_sections(site_dir):
     assert contract is not None and "## 真模型" in src
     for mark in "①②③④⑤⑥⑦⑧⑨⑩":
         assert f"## {mark}" in src
+
+
+def protocol(base, other, band):
+    """The seeds protocol written out again: base, other {seed: loss} -> (pairs, mean gap, measured)."""
+    diffs = [other[s] - base[s] for s in sorted(base) if s in other]
+    gap = sum(diffs) / len(diffs)
+    if len(diffs) == 1:
+        return 1, gap, abs(gap) >= 5 * band
+    same = all(d > 0 for d in diffs) or all(d < 0 for d in diffs)
+    return len(diffs), gap, same and abs(gap) > band
+
+
+def test_the_control_is_read_by_the_seeds_protocol(site_dir):
+    """真模型's control (attention replaced by the prefix average): the final verdict, every evaluation's
+    row and the far seed's sentence, recomputed from attention.json's control block alone."""
+    doc = load_data(ROOT / "data", ROOT)["real-model/attention/attention"]
+    text = text_of(site_dir)
+    if "control" not in doc:
+        assert "对照：把注意力换成前缀平均" not in text
+        return
+    base, ctl = doc["control"]["baseline"], doc["control"]["control"]
+    b, c = dict(zip(base["seeds"], base["val_losses"])), dict(zip(ctl["seeds"], ctl["val_losses"]))
+    band = max(base["val_losses"]) - min(base["val_losses"])
+    n, gap, measured = protocol(b, c, band)
+    paired = sum(b[s] for s in c) / len(c)
+    assert (f"训练结束时，对照的验证损失是 {sum(c.values()) / len(c):.3f}，同样种子的基线是 {paired:.3f}：") in text
+    assert f"平均{'高' if gap > 0 else '低'} {abs(gap):.3f}" in text or f"高 {abs(gap):.3f}" in text
+    assert ("按规则，训练结束时还分不出两者的高下" in text) == (not measured)
+    assert f"（{ctl['params']:,} 个参数，基线 {base['params']:,} 个）" in text
+    for i, row in enumerate(ctl["histories"][0]):
+        at = [h[i]["val_loss"] for h in base["histories"]]
+        hb = {s: h[i]["val_loss"] for s, h in zip(base["seeds"], base["histories"])}
+        hc = {s: h[i]["val_loss"] for s, h in zip(ctl["seeds"], ctl["histories"])}
+        _, g, _ = protocol(hb, hc, max(at) - min(at))
+        cells = [re.sub(r"<[^>]+>", "", x).strip() for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
+        k = cells.index(f"{row['step']:,}")
+        assert cells[k + 1] == f"{'+' if g > 0 else '−'}{abs(g):.3f}" and cells[k + 2] == f"{max(at) - min(at):.3f}", row
+    ranked = sorted(zip(base["val_losses"], base["seeds"]))
+    far, rest = ranked[-1], ranked[:-1]
+    if not measured and far[0] - rest[-1][0] > 2 * (rest[-1][0] - rest[0][0]):
+        spread = rest[-1][0] - rest[0][0]
+        assert f"基线的种子 {far[1]} 起步晚，训练结束时落在 {far[0]:.3f}" in text
+        assert f"只看其余 {len(rest)} 个种子，带只有 {spread:.3f}，对照的差距 {gap:.3f} 是它的 {gap / spread:.1f} 倍" in text

@@ -24,10 +24,12 @@ def exported(tmp_path_factory):
     make_corpus(root / "tiny.txt")
     work = root / "runs"
     prepare.run(prepare.PrepareConfig(corpus=str(root / "tiny.txt"), work_dir=str(work), vocab_size=500, val_chapters=2))
-    train.run(train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "baseline-s0"), steps=4, batch_size=2,
-                                block_size=32, eval_every=2, progress=False, amp="off", threads=1))
+    for seed in (0, 1):
+        train.run(train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / f"baseline-s{seed}"), seed=seed,
+                                    steps=4, batch_size=2, block_size=32, eval_every=2, progress=False, amp="off",
+                                    threads=1))
     main(["attention", "--work", str(work), "--out", str(root / "export"), "passages=2", "min_tokens=6",
-          "max_tokens=30"])
+          "max_tokens=30", "control_seeds=2", "progress=false"])
     return root
 
 
@@ -94,3 +96,17 @@ def test_the_export_holds_no_path_of_this_machine(exported):
 def test_an_unfinished_run_is_refused(tmp_path):
     with pytest.raises(FileNotFoundError, match="not finished"):
         attention.export(attention.Config(work_dir=str(tmp_path)), "python -m lab attention")
+
+
+def test_the_control_is_trained_like_the_baseline_seed_for_seed(exported):
+    """The control's seeds run with the baseline's recorded settings (same steps, batches per seed),
+    without W_q and W_k, and the export carries both arms' histories for the seeds protocol."""
+    doc = json.loads((exported / "export" / "attention.json").read_text(encoding="utf-8"))
+    c = doc["control"]
+    assert c["baseline"]["seeds"] == [0, 1] and c["control"]["seeds"] == [0, 1]
+    assert c["control"]["variant"] == "prefix_mean" and c["control"]["model_config"]["attn_mix"] == "prefix_mean"
+    assert [e["step"] for e in c["control"]["histories"][0]] == [e["step"] for e in c["baseline"]["histories"][0]] == [2, 4]
+    result = json.loads((exported / "runs" / "prefix_mean-s1" / "result.json").read_text(encoding="utf-8"))
+    assert result["config"]["steps"] == 4 and result["config"]["block_size"] == 32 and result["seed"] == 1
+    ckpt = torch.load(exported / "runs" / "prefix_mean-s0" / "ckpt.pt", map_location="cpu", weights_only=False)
+    assert not any(".qkv." in k for k in ckpt["model"]) and any(".attn.v." in k for k in ckpt["model"])

@@ -490,3 +490,17 @@ def test_run_plan_takes_seed_counts_per_variant():
     assert plan[:4] == [(v, 0) for v in VARIANTS]  # every variant's seed 0 first
     with pytest.raises(SystemExit, match="per_variant"):
         run_plan(3, 3, "nope:2")
+
+
+def test_the_plan_estimates_the_remaining_runs_at_each_variants_own_pace(tmp_path):
+    from lab.experiments.ffn import plan_estimate
+
+    plan = [("baseline", 0), ("no_ffn", 0), ("baseline", 1), ("no_ffn", 1)]
+    assert "no finished run in the work dir to time them by yet" in plan_estimate(tmp_path, plan, 100, 1)
+    for name, seconds in (("baseline-s0", 600.0), ("no_ffn-s0", 300.0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(
+            {"variant": name.split("-")[0], "wall_seconds": seconds, "steps": 100}))
+    # baseline 1 at 6 s a step and no_ffn 1 at 3 s a step: 900 s = 15 min
+    assert plan_estimate(tmp_path, plan, 100, 1) == "plan: 2 of 4 runs to train, about 15 min at the pace of the 2 finished runs in the work dir"
+    assert "about 8 min" in plan_estimate(tmp_path, plan, 100, 2)  # two at a time

@@ -82,17 +82,18 @@ def test_real_export_if_present_validates():
 
 
 def test_the_site_reads_the_committed_edition_and_the_seven_book_one(tmp_path):
-    """The fixture is the lab's current export (schema 3: books, per-step band, protocol); the
-    committed data/real-model/ may still be the 三國-only export (schema 2) until the new runs
-    replace it. The site loads both, and reads the heatmap book's validation chapters from each."""
+    """The fixture is the lab's current export (schema 3: books, per-step band, protocol), and so is
+    the committed data/real-model/ (the seven-book edition). The site loads both, and reads the
+    heatmap book's validation chapters from each."""
     from course.facts.real_model import real_model_facts
 
     new = {n: fixture(n) for n in NAMES}
     assert new["model-card"]["schema_version"] == new["ablation"]["schema_version"] == 3
     assert new["ablation"]["baseline_band"] and new["model-card"]["protocol"]["one_seed_factor"] == 5
     committed = {n: json.loads((ROOT / "data" / "real-model" / f"{n}.json").read_text(encoding="utf-8")) for n in NAMES}
-    for files in (new, committed):
-        loaded = load_data(data_dir_with(tmp_path / str(files["model-card"]["schema_version"]), files), ROOT)
+    assert committed["model-card"]["schema_version"] == 3 and len(committed["model-card"]["corpus"]["files"]) == 7
+    for k, files in enumerate((new, committed)):
+        loaded = load_data(data_dir_with(tmp_path / str(k), files), ROOT)
         facts = real_model_facts(loaded["real-model/model-card"], loaded["real-model/ablation"],
                                  loaded["real-model/neurons"])
         lo, hi = facts["val_chapters"]

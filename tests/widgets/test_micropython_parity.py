@@ -40,7 +40,7 @@ GRID = {  # model -> params to compare (the default first)
     "ablation": [{}, {"readings": False}, ("select", {"selected": "no_ffn"}), ("select", {"selected": "attn_only_12l"}),
                  {"data": Fact("residual.comparison"), "title": "去掉残差、或者加深，会怎样", "readings": False},
                  ("select", {"data": Fact("residual.comparison"), "readings": False, "selected": "deep_8l_no_residual"})],
-    "neuron-heatmap": [{}, {"neuron": 18}, {"neuron": 419}, {"neuron": 314}],
+    "neuron-heatmap": [{}, {"neuron": 330}, {"neuron": 419}, {"neuron": 313}],  # indices of data/real-model/neurons.json
     "ffn-xor": [{}, {"activation": "gelu", "b2": -0.35}, {"activation": "none", "row": "好吃", "neuron": 1},
                 {"activation": "relu", "b2": -0.25, "row": "不难吃"}, {"b2": 0.0}],
     "linear-fit": [{}, {"a": -0.35, "b": 1.25, "c": 0.4}, ("least_squares", {"a": 0.5})],

@@ -171,7 +171,7 @@ def test_summary_when_the_top_neurons_read_better():
     assert (r["top"], r["random"]) == ({"n": 3, "concentrated": 2}, {"n": 2, "concentrated": 0})
     assert r["summary"].startswith("在第 109–114 回按最大激活挑出 3 个神经元，再到挑选时没用到的第 115–120 回里看它们"
                                    "最亮的几处：2 个集中在单个 token 上（#641「公」、#27「依」）；"
-                                   "同样看随机抽的 2 个，一个也没有。挑出的一组更容易读出规律。")
+                                   "同样看随机抽的 2 个，一个也没有。挑出的 2/3 对随机的 0/2：每组就这几个，这么少的数分不出两组有没有差别。")
     assert r["summary"].endswith("这只是一个示意：一个模型的第 2 层，两组各 3 个和 2 个神经元，"
                                  "数得出多少个「集中」，谈不上统计检验。")
     assert "挑出的一组 15 处里 1 处，随机对照 10 处里 6 处" in r["summary"]
@@ -193,7 +193,7 @@ def test_summary_when_the_random_controls_read_as_well():
     r = reading_of([neuron(1, "top", ["公"] * 3 + SCATTERED[1:3]), neuron(2, "top", SCATTERED),
                     neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
     assert "同样看随机抽的 2 个，有 1 个（#3「之」）" in r["summary"]
-    assert "两组读得出规律的比例一样：按最大激活挑选并没有挑出更好读的神经元" in r["summary"]
+    assert "挑出的 1/2 对随机的 1/2：每组就这几个，这么少的数分不出两组有没有差别" in r["summary"]
     assert "两组各 2 个神经元" in r["summary"]
     assert "只有" not in r["summary"]
 
@@ -202,14 +202,15 @@ def test_summary_when_the_random_controls_read_better():
     r = reading_of([neuron(1, "top", SCATTERED), neuron(2, "top", SCATTERED),
                     neuron(3, "random", ["之"] * 5)])
     assert "看它们最亮的几处：没有一个集中在单个 token 上；同样看随机抽的 1 个，有 1 个（#3「之」）。" in r["summary"]
-    assert "随机对照读得出规律的比例反而更高" in r["summary"]
+    assert "挑出的 0/2 对随机的 1/1：每组就这几个" in r["summary"] and "反而" not in r["summary"]
 
 
 def test_summary_when_some_random_ones_read_but_fewer():
     r = reading_of([neuron(1, "top", ["公"] * 5), neuron(2, "top", ["曰"] * 5),
                     neuron(3, "random", ["之"] * 5), neuron(4, "random", SCATTERED)])
     assert "同样看随机抽的 2 个，只有 1 个（#3「之」）" in r["summary"]
-    assert "挑出的一组更容易读出规律" in r["summary"]
+    assert "挑出的 2/2 对随机的 1/2：每组就这几个，这么少的数分不出两组有没有差别" in r["summary"]
+    assert "更容易" not in r["summary"]  # a direction read from 2 against 2 would be noise
 
 
 def test_reading_of_the_lab_fixture():
@@ -391,7 +392,7 @@ def test_the_reading_comes_as_short_points_that_make_the_summary():
     r = reading_of([neuron(641, "top", ["公"] * 5), neuron(22, "top", SCATTERED),
                     neuron(359, "random", SCATTERED), neuron(110, "random", ["\ufffd"] * 5)])
     assert len(r["points"]) == 3 and "".join(r["points"]) == r["summary"]
-    assert r["points"][0].endswith("挑出的一组更容易读出规律。")
+    assert r["points"][0].endswith("挑出的 1/2 对随机的 0/2：每组就这几个，这么少的数分不出两组有没有差别。")
     assert r["points"][1].startswith("最亮的几处落在字的部分字节上（单独显示为 �）的：挑出的一组 10 处里 1 处，随机对照 10 处里 6 处。")
     assert r["points"][2].startswith("这只是一个示意")
     assert "最亮处多在字的部分字节上的神经元里" not in r["summary"]

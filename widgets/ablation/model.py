@@ -2,20 +2,21 @@
 variant and seed, the noise floor of each comparison, the learning curves, and the reading.
 
 The chart is HTML whose positions are percentages computed here; the sentences
-under it are decided by the numbers (a gap counts only if it beats that
-comparison's noise floor), so a retrained model can never leave a false sentence
-behind. Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
+under it are decided by the numbers (a gap counts only as the seeds protocol,
+widgets/common/seeds.py, says), so a retrained model can never leave a false
+sentence behind. Standard library only, in the subset every runtime runs (CPython, Pyodide, MicroPython).
 """
 import math
 
 from numfmt import fixed, num
+from seeds import band, band_at, by_seed, compare, history_by_seed, verdict_phrase
 
 # readings=False leaves the sentences to the page (a lesson that reads the chart in its own prose).
 PARAMS = {"data": None, "selected": "baseline", "title": "去掉 FFN 或它的非线性会怎样", "readings": True}
 
 LABELS = {
     "baseline": "基线：{n} 层，注意力 + SwiGLU FFN",
-    "linear_ffn": "线性 FFN：{n} 层，FFN 去掉非线性",
+    "linear_ffn": "线性 FFN：{n} 层，去掉 SiLU 和门控乘法",
     "no_ffn": "去掉 FFN：{n} 层，只剩注意力",
     "attn_only_12l": "纯注意力 {n} 层，参数与基线对齐",
     "no_residual": "{n} 层，去掉残差",
@@ -74,22 +75,43 @@ def baseline_of(data):
     return next(v for v in data["variants"] if v["name"] == "baseline")
 
 
+def seed_list(seeds):
+    """seed_list([0, 1, 2]) -> '0–2'; seed_list([0, 2]) -> '0、2'"""
+    seeds = sorted(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return "、".join(str(x) for x in seeds)
+
+
+def verdict(data, name, key="val_losses", against="baseline"):
+    """`name` against `against` (the baseline unless said) by the seeds protocol, on the final
+    losses of `key`: seeds.compare's dict, paired seed for seed, the band the baseline's."""
+    v = by_name(data)
+    base_v = baseline_of(data)
+    return compare(by_seed(v[against], key), by_seed(v[name], key), band(base_v[key]))
+
+
 def comparisons(data):
-    """Each variant against the baseline: the gap of the means and the noise floor of that
-    comparison, the larger of the two variants' seed ranges (a single run has none)."""
+    """Each variant against the baseline: the gap of the means and the protocol's verdict
+    (seeds.compare, paired by seed, against the baseline's seed band)."""
     base_v = baseline_of(data)
     base = mean(base_v["val_losses"])
+    width = band(base_v["val_losses"]) or 0.0
     out = []
     for v in data["variants"]:
         m = mean(v["val_losses"])
-        ranges = [r for r in (spread(base_v["val_losses"]), spread(v["val_losses"])) if r is not None]
-        floor = max(ranges) if ranges else 0.0
+        c = verdict(data, v["name"]) if v["name"] != "baseline" else None
+        paired_base = mean([x for s_, x in zip(base_v["seeds"], base_v["val_losses"]) if s_ in v["seeds"]])
         out.append({"name": v["name"], "label": label(v), "params": v["params"], "runs": len(v["val_losses"]),
-                    "mean": m, "gap": m - base, "floor": floor,
-                    "beats_floor": abs(m - base) > floor, "worse": m - base > floor,
+                    "mean": m, "gap": c["gap"] if c else 0.0, "paired_base": paired_base, "floor": width, "verdict": c,
+                    "beats_floor": bool(c and c["measured"]), "worse": bool(c and c["direction"] > 0),
                     "params_vs_base": v["params"] / base_v["params"] - 1,
                     "same_params": v["params"] == base_v["params"]})
     return base, out
+
+
+def loss_text(x):
+    return num(x, 3)
 
 
 def size_phrase(row):
@@ -109,38 +131,27 @@ def sentences(data):
     for row in rows:
         if row["name"] == "baseline":
             continue
-        floor = row["floor"]
-        runs = f"{row['runs']} 个种子" if row["runs"] > 1 else "只跑了 1 次"
         loss = f"{num(row['mean'], 3)}（困惑度 {num(perplexity(row['mean']), 0)}）"
-        if not row["beats_floor"]:
-            verdict = (f"验证集损失 {loss}，和基线的 {num(base, 3)} 只差 {num(abs(row['gap']), 3)}，"
-                       f"没有超出这组比较的噪声底线 {num(floor, 3)}：我们的数据分不出两者的高下")
-        elif row["worse"]:
-            times = num(row["gap"] / floor, 1) if floor else "无穷"
-            verdict = (f"验证集损失从基线的 {num(base, 3)} 升到 {loss}，高出 {num(row['gap'], 3)}，"
-                       f"是这组比较噪声底线 {num(floor, 3)} 的 {times} 倍：确实更差")
+        c = row["verdict"]
+        base_text = f"同样种子的基线 {num(row['paired_base'], 3)}"
+        if row["worse"]:
+            verdict = f"验证集损失 {loss}，{base_text}；{verdict_phrase(c, loss_text)}，确实更差"
+        elif c["measured"]:
+            verdict = f"验证集损失 {loss}，{base_text}；{verdict_phrase(c, loss_text)}，反而比基线好"
         else:
-            verdict = (f"验证集损失从基线的 {num(base, 3)} 降到 {loss}，低了 {num(-row['gap'], 3)}，"
-                       f"超出这组比较的噪声底线 {num(floor, 3)}：反而比基线好")
+            verdict = f"验证集损失 {loss}，{base_text}；{verdict_phrase(c, loss_text)}"
         if row["mean"] > bigram and unigram - row["mean"] < row["mean"] - bigram:
             verdict += (f"；它离只看词频、不看前文的 unigram（{num(unigram, 2)}）比离插值 bigram（{num(bigram, 2)}）"
                         f"还近，说明在这个训练量下它几乎没有用上前文")
         elif row["mean"] > bigram:
             verdict += (f"；它甚至不如只看前一个 token 的插值 bigram（{num(bigram, 2)}），"
                         f"说明在这个训练量下它还没学到多少超出相邻统计的东西")
-        out.append(f"{row['label']}（{size_phrase(row)}，{runs}）：{verdict}。")
+        out.append(f"{row['label']}（{size_phrase(row)}，{row['runs']} 个种子）：{verdict}。")
     return out
 
 
 def by_name(data):
     return {v["name"]: v for v in data["variants"]}
-
-
-def floor_between(a, b, key="val_losses"):
-    """The noise floor of comparing variants a and b: the larger of their seed ranges (0 with one run each).
-    key: which final losses ("val_losses", or "train_losses" for the training split)."""
-    ranges = [r for r in (spread(a[key]), spread(b[key])) if r is not None]
-    return max(ranges) if ranges else 0.0
 
 
 def times(x, floor):
@@ -149,48 +160,61 @@ def times(x, floor):
 
 
 def split_at(data, without="no_ffn", partial="linear_ffn", full="baseline", key="val_losses"):
-    """How the validation gap from `without` down to `full` divides at `partial`: the part `partial`
-    already recovers and the rest, with the noise floor of the partial-vs-full comparison.
+    """How the gap from `without` down to `full` divides at `partial`: the part `partial` already
+    recovers and the rest, with the protocol's verdict on `partial` against `full` (the rest).
     key="train_losses" splits the final training losses the same way.
 
     no FFN 5.5, linear FFN 5.0, SwiGLU 4.8 -> total 0.7, recovered 0.5 (71%), rest 0.2 (29%)
     """
     v = by_name(data)
-    m = {k: mean(v[k][key]) for k in (without, partial, full)}
+    shared = [x for x in v[full]["seeds"] if x in v[without]["seeds"] and x in v[partial]["seeds"]]
+    m = {k: mean([by_seed(v[k], key)[x] for x in shared]) for k in (without, partial, full)}
     total = m[without] - m[full]
     recovered = m[without] - m[partial]
     rest = m[partial] - m[full]
-    floor = floor_between(v[partial], v[full], key)
-    return {"without": m[without], "partial": m[partial], "full": m[full], "total": total,
+    c = verdict(data, partial, key, against=full)
+    return {"without": m[without], "partial": m[partial], "full": m[full], "total": total, "seeds": len(shared),
             "recovered": recovered, "rest": rest, "recovered_share": recovered / total if total else 0.0,
-            "rest_share": rest / total if total else 0.0, "floor": floor, "rest_beats_floor": rest > floor}
+            "rest_share": rest / total if total else 0.0, "verdict": c, "floor": c["band"],
+            "rest_measured": c["measured"] and c["direction"] > 0,
+            "total_verdict": verdict(data, without, key, against=full), "shared": shared,
+            "recovered_verdict": verdict(data, without, key, against=partial)}
 
 
 def split_reading(data):
     """The FFN's gain over no FFN, split into what a linear per-token map already gives and what
-    the non-linearity adds, decided by the numbers."""
+    the non-linearity adds, each part read by the seeds protocol."""
     s = split_at(data)
-    if s["total"] <= 0:
-        return (f"去掉 FFN 的模型（{num(s['without'], 3)}）并不比基线（{num(s['full'], 3)}）差，"
-                f"这份数据里 FFN 没有带来可以拆分的好处。")
-    out = (f"从去掉 FFN 的 {num(s['without'], 3)} 到基线的 {num(s['full'], 3)}，FFN 一共让验证集损失降了 "
-           f"{num(s['total'], 3)}。")
-    if s["rest"] < -s["floor"]:  # the linear FFN beat SwiGLU
-        return out + (f"线性 FFN（{num(s['partial'], 3)}）反而比基线还低 {num(-s['rest'], 3)}，超出这组比较的噪声底线 "
-                      f"{num(s['floor'], 3)}：这份数据里，非线性没有带来额外的好处。")
+    t = s["total_verdict"]
+    if not (t["measured"] and t["direction"] > 0):
+        return (f"去掉 FFN 的模型（{num(s['without'], 3)}）和基线（{num(s['full'], 3)}）相比，"
+                f"{verdict_phrase(t, loss_text)}；这份数据里测不出 FFN 的好处，也就无从拆分。")
+    out = (f"基线、线性 FFN、去掉 FFN 都跑了的是种子 {seed_list(s['shared'])}（基线这几个种子平均 {num(s['full'], 3)}；"
+           f"图上的 {num(mean(baseline_of(data)['val_losses']), 3)} 是全部 {len(baseline_of(data)['seeds'])} 个种子的平均）。"
+           f"在这几个种子上，从去掉 FFN 的 {num(s['without'], 3)} 到基线，FFN 一共让验证集损失降了 {num(s['total'], 3)}"
+           f"（{verdict_phrase(t, loss_text)}）。")
+    c = s["verdict"]
+    if c["measured"] and c["direction"] < 0:  # the linear FFN beat SwiGLU
+        return out + (f"线性 FFN（{num(s['partial'], 3)}）反而比基线低：{verdict_phrase(c, loss_text)}。"
+                      "这份数据里，非线性没有带来额外的好处。")
     if s["recovered"] <= 0:
         out += f"线性 FFN（{num(s['partial'], 3)}）却没有比去掉 FFN 更好"
     else:
-        out += (f"其中 {num(s['recovered'], 3)}（{num(100 * s['recovered_share'], 0)}%）线性 FFN 就做到了"
-                + ("：一个逐 token 的线性映射已经能拿走大部分" if s["recovered_share"] > 0.5 else "，不到一半"))
-    if s["rest_beats_floor"]:
-        out += (f"；剩下的 {num(s['rest'], 3)}（{num(100 * s['rest_share'], 0)}%）要靠非线性，"
-                f"是这组比较噪声底线 {num(s['floor'], 3)} 的 {times(s['rest'], s['floor'])} 倍。")
+        r = s["recovered_verdict"]
+        out += (f"其中 {num(s['recovered'], 3)}（{num(100 * s['recovered_share'], 0)}%）线性 FFN 就做到了（线性 FFN 对去掉 FFN，"
+                f"{verdict_phrase(r, loss_text)}）"
+                + (("：RMSNorm 之后的一个逐 token 线性映射已经能拿走大部分" if s["recovered_share"] > 0.5 else "，不到一半")
+                   if r["measured"] else "，但这一部分按规则还不算测到"))
+    if s["rest_measured"]:
+        out += (f"；剩下的 {num(s['rest'], 3)}（{num(100 * s['rest_share'], 0)}%）要靠非线性："
+                f"{verdict_phrase(c, loss_text)}。")
         out += ("非线性的好处是真的，但在这个规模上它是较小的那一部分。" if s["rest_share"] < 0.5 else
                 "非线性的好处是真的，而且占了大头。")
+    elif s["rest"] > 0:
+        out += (f"；剩下的 {num(s['rest'], 3)} 是线性 FFN 比基线差的部分，按我们的规则还不算测到："
+                f"{verdict_phrase(c, loss_text)}。")
     else:
-        out += (f"；线性 FFN 和基线只差 {num(abs(s['rest']), 3)}，没有超出这组比较的噪声底线 {num(s['floor'], 3)}："
-                f"我们的数据分不出非线性有没有额外的好处。")
+        out += f"；线性 FFN 和基线之间，{verdict_phrase(c, loss_text)}。"
     return out + train_split_clause(data, s)
 
 
@@ -201,17 +225,14 @@ def train_split_clause(data, val):
     t = split_at(data, key="train_losses")
     if t["total"] <= 0 or not 0 <= t["recovered_share"] <= 1:
         return ""
-    out = (f"这是验证集上的拆分；在训练集损失上做同样的拆分，是 {num(100 * t['recovered_share'], 0)}% 对 "
-           f"{num(100 * t['rest_share'], 0)}%")
-    if t["rest_share"] > val["rest_share"] and 0 < val["rest"] < t["rest"]:
-        out += (f"：非线性在训练集上拿到的好处（{num(t['rest'], 3)}）比在验证集上（{num(val['rest'], 3)}）大，"
-                "只有一部分带到了没见过的文字上")
-    return out + "。"
+    return (f"在训练集损失上做同样的拆分，是 {num(100 * t['recovered_share'], 0)}% 对 "
+            f"{num(100 * t['rest_share'], 0)}%（线性 FFN 比基线高 {num(t['rest'], 3)}；训练损失的种子带也按同样的办法算："
+            f"{verdict_phrase(t['verdict'], loss_text)}）。")
 
 
 def fit_gap(variant):
     """Validation minus training loss, averaged over the variant's seeds, at every evaluation:
-    [(step, gap), ...]. The training loss is the mean of recent minibatches (dropout on)."""
+    [(step, gap), ...]. The training loss is the mean of the last 50 minibatches before it."""
     hs = variant["histories"]
     return [(first["step"], mean([h[i]["val_loss"] - h[i]["train_loss"] for h in hs])) for i, first in enumerate(hs[0])]
 
@@ -221,205 +242,174 @@ def final_gap(variant):
     return mean(variant["val_losses"]) - mean(variant["train_losses"])
 
 
-def gap_growth(variant):
-    """How a variant's train/validation gap develops: its final size, its size halfway through the
-    evaluations, and whether it grew at every evaluation of the second half."""
-    gaps = fit_gap(variant)
-    half = len(gaps) // 2
-    growing = len(gaps) > half + 1 and all(b[1] > a[1] for a, b in zip(gaps[half:], gaps[half + 1:]))
-    return {"gap": final_gap(variant), "growing": growing, "mid_step": gaps[half][0], "mid_gap": gaps[half][1]}
+def first_pass_end(variant):
+    """The last evaluation before any training text is read a second time (epochs < 1), or None."""
+    rows = [e for e in variant["histories"][0] if e.get("epochs", 0) < 1]
+    return rows[-1] if rows else None
 
 
-def overfitting(data):
-    """The baseline's train/validation gap: its size at the end, whether it grew over the second half
-    of training, and whether the validation loss has stalled (not still learning, as judged by
-    still_learning) while the gap is larger than every control's."""
+def paired_curve(data, a="linear_ffn", b="baseline", key="val_loss"):
+    """a against b at every evaluation both reached, by the protocol (the band: the baseline's at
+    that step): [(step, compare dict), ...]."""
     v = by_name(data)
-    base = v["baseline"]
-    g = gap_growth(base)
-    end = g["gap"]
-    learning = still_learning(data).get("baseline")
-    widest = all(final_gap(x) < end for x in data["variants"] if x["name"] != "baseline")
-    return {"gap": end, "growing": g["growing"], "mid_step": g["mid_step"], "mid_gap": g["mid_gap"],
-            "stalled": bool(learning) and not learning["still"] and g["growing"] and widest}
-
-
-def overfits(data, name="linear_ffn"):
-    """Does a control overfit too? Its gap as for the baseline (gap_growth), the gap as a share of the
-    baseline's, and its validation loss over the last interval (still_learning): `barely` when the
-    mean fall beats the seeds' spread of falls by less than half of that spread."""
-    v = by_name(data)
-    g = gap_growth(v[name])
-    base = final_gap(v["baseline"])
-    s = still_learning(data).get(name)
-    barely = bool(s) and s["still"] and s["drop"] < 1.5 * s["noise"]
-    out = dict(g)
-    out.update({"share": g["gap"] / base if base > 0 else 0.0, "learning": s, "barely": barely,
-                "overfits": g["growing"] and g["gap"] > 0})
+    base_v = baseline_of(data)
+    out = []
+    for e in v[a]["histories"][0]:
+        step = e["step"]
+        width = band_at(base_v["histories"], step, key)
+        out.append((step, compare(history_by_seed(v[b], step, key), history_by_seed(v[a], step, key), width)))
     return out
 
 
-def val_difference(data, a="linear_ffn", b="baseline"):
-    """The mean validation loss of `a` minus that of `b` at every evaluation: [(step, difference), ...]."""
-    v = by_name(data)
-    ca, cb = v[a]["histories"], v[b]["histories"]
-    return [(first["step"], mean([h[i]["val_loss"] for h in ca]) - mean([h[i]["val_loss"] for h in cb]))
-            for i, first in enumerate(ca[0])]
-
-
-def steady_tail(curve, tolerance, least=3):
-    """The longest run of final points (at least `least`) whose values stay within `tolerance` of each
-    other: {"step": its first step, "lo", "hi", "end", "points"}, or None.
-
-    >>> steady_tail([(1, 0.06), (2, 0.18), (3, 0.215), (4, 0.214), (5, 0.203)], 0.024)["step"] -> 3
-    """
-    best = None
-    for k in range(len(curve) - least, -1, -1):
-        values = [d for _, d in curve[k:]]
-        if max(values) - min(values) > tolerance:
-            break
-        best = {"step": curve[k][0], "lo": min(values), "hi": max(values), "end": values[-1], "points": len(values)}
-    return best
-
-
-def steady_gap(data, a="linear_ffn", b="baseline"):
-    """Whether the validation gap between a and b has held still: the longest final stretch of
-    evaluations over which it moved by no more than half the comparison's noise floor."""
-    v = by_name(data)
-    floor = floor_between(v[a], v[b])
-    curve = val_difference(data, a, b)
-    return {"curve": curve, "floor": floor, "tail": steady_tail(curve, floor / 2) if floor > 0 else None}
-
-
 def fit_points(data, train_tokens, epochs, val_chapters):
-    """Training against validation loss, as the lesson's short bullets: the baseline's memorising,
-    the linear FFN's (less), the other controls, the steady gap between the two FFNs, and what the
-    gaps are worth. val_chapters: [first, last] chapter of the validation split."""
+    """Training against validation loss, as the lesson's short bullets: how far apart they end, how
+    much of that gap was there before any text was read twice, whether the validation loss still
+    fell at the end, the controls' gaps, and the linear FFN against the baseline over the run.
+    val_chapters: [first, last] chapter of the 三國 validation split."""
     v = by_name(data)
     base = v["baseline"]
+    n = len(base["seeds"])
     train, val = mean(base["train_losses"]), mean(base["val_losses"])
-    over = overfitting(data)
-    learning = still_learning(data)
-    first = (f"训练集只有 {num(train_tokens)} 个 token，每个模型把它读了 {num(epochs, 1)} 遍。"
-             f"基线最后的训练损失是 {num(train, 3)}、验证集损失 {num(val, 3)}，差 {num(val - train, 3)}")
-    if over["growing"]:
-        first += f"，而且越训越大（第 {num(over['mid_step'])} 步时是 {num(over['mid_gap'], 3)}）"
-    b = learning.get("baseline")
-    if b and not b["still"]:
-        first += f"；最后 {num(b['tokens'])} 个 token 里它的验证集损失只从 {num(b['from'], 3)} 变到 {num(b['to'], 3)}"
-    if over["stalled"]:
-        first += "：它已经明显过拟合，在训练集上越来越好，在验证集上几乎不动了"
+    gaps = dict(fit_gap(base))
+    first = (f"为什么要看它：模型如果在背训练文字，训练损失会远低于验证损失。训练集有 {num(train_tokens)} 个 token，"
+             f"每个模型训练时读到的 token 数是它的 {num(epochs, 2)} 倍。"
+             f"基线（{n} 个种子的平均）训练结束时训练损失 {num(train, 3)}、验证集损失 {num(val, 3)}，"
+             f"验证集只高 {num(val - train, 3)}")
+    mid = sorted(gaps)[len(gaps) // 2]
+    first += (f"；第 {num(mid)} 步时这个差距是 {num(gaps[mid], 3)}"
+              "。训练时每一批都是从训练集里随机抽的窗口（有放回），所以「读了几遍」只是按 token 数折算：有的文字早被抽到过，有的到最后也没被抽到。"
+              "差距里有多少来自验证集那几回本身更难猜、多少来自模型记住了抽到过的文字，我们没有拆开量")
+    learning = still_learning(data).get("baseline")
+    if learning and learning["every_seed_fell"]:
+        first += (f"。最后 {num(learning['tokens'])} 个 token 里，每个种子的验证集损失都还在降"
+                  f"（平均从 {num(learning['from'], 3)} 到 {num(learning['to'], 3)}）：它还在学能推广到没见过的文字上的东西，没有过拟合的迹象")
+    elif learning:
+        first += f"。最后 {num(learning['tokens'])} 个 token 里，验证集损失平均从 {num(learning['from'], 3)} 到 {num(learning['to'], 3)}，并不是每个种子都还在降"
     points = [first + "。"]
 
-    lin = overfits(data, "linear_ffn")
-    share = num(100 * lin["share"], 0)
-    if lin["overfits"]:
-        second = (f"线性 FFN 也在过拟合，只是{'轻一些' if lin['share'] < 1 else '不比基线轻'}：它的这个差距也越训越大"
-                  f"（第 {num(lin['mid_step'])} 步 {num(lin['mid_gap'], 3)} → 训练结束 {num(lin['gap'], 3)}，是基线的 {share}%）")
-    else:
-        second = f"线性 FFN 的这个差距是 {num(lin['gap'], 3)}（基线的 {share}%），后半程没有一直变大"
-    s = lin["learning"]
-    if s and lin["barely"]:
-        second += (f"；最后 {num(s['tokens'])} 个 token 里它的验证集损失降了 {num(s['drop'], 3)}，"
-                   f"只比 {s['runs']} 个种子降幅之间的差别 {num(s['noise'], 3)} 大一点，勉强算还在降")
-    elif s and s["still"]:
-        second += "；它的验证集损失到训练结束还在降"
-    elif s:
-        second += "；它的验证集损失在最后一段已经基本不降了"
-    others = [x for x in data["variants"] if x["name"] not in ("baseline", "linear_ffn")]
-    if others:
-        parts = "、".join(f"{short(x['name'])}{' ' + str(x['n_layer']) + ' 层' if x['name'] == 'attn_only_12l' else ''}"
-                          f" {num(final_gap(x), 3)}" for x in others)
-        much = all(2 * final_gap(x) < over["gap"] for x in others)
-        fewer = all(final_gap(x) < over["gap"] for x in others)
-        second += f"。其余对照的差距{'小得多' if much else '更小' if fewer else '并不都更小'}（{parts}）"
-        still = [x for x in others if learning.get(x["name"], {}).get("still")]
-        if still and len(still) == len(others):
-            second += "，验证集损失到训练结束也都还在降"
-        elif still:
-            second += f"，其中{'、'.join(short(x['name']) for x in still)}的验证集损失到训练结束还在降"
-    points.append(second + "。")
+    others = [x for x in data["variants"] if x["name"] != "baseline"]
+    parts = "、".join(f"{short(x['name'])}{' ' + str(x['n_layer']) + ' 层' if x['name'] == 'attn_only_12l' else ''}"
+                      f" {num(final_gap(x), 3)}" for x in others)
+    smaller = all(final_gap(x) < final_gap(base) for x in others)
+    points.append(f"对照模型的这个差距{'都比基线小' if smaller else '并不都比基线小'}（{parts}）；"
+                  "这几个数没有配对比较，也没有种子带，只是一个读数。")
 
-    steady = steady_gap(data)
-    tail = steady["tail"]
-    curve = steady["curve"]
-    if tail:
-        lo, hi = num(tail["lo"], 3), num(tail["hi"], 3)
-        third = (f"基线和线性 FFN 在验证集上的差距，从第 {num(tail['step'])} 步起"
-                 + (f"一直是 {lo}" if lo == hi else f"一直在 {lo}–{hi} 之间")
-                 + f"（起落 {num(tail['hi'] - tail['lo'], 3)}，不到噪声底线 {num(steady['floor'], 3)} 的一半）")
-        base_gaps = dict(fit_gap(base))
-        if tail["step"] in base_gaps and base_gaps[tail["step"]] < over["gap"]:
-            third += (f"，而同一段时间里基线的训练/验证差距从 {num(base_gaps[tail['step']], 3)} 涨到 "
-                      f"{num(over['gap'], 3)}：过拟合在加重，非线性那部分好处没有超出噪声的变化")
-        lin_s = learning.get("linear_ffn")
-        if tail["end"] == tail["lo"] and b and not b["still"] and lin_s and lin_s["still"]:
-            third += (f"。最后一段基线停住、线性 FFN 还在降，差距到了最小的 {num(tail['end'], 3)}；"
-                      "再训下去、换更多数据会怎样，我们没有试过，手上只有这个稳定的差距")
+    curve = paired_curve(data)
+    measured = [step for step, c in curve if c["measured"]]
+    last_step, last = curve[-1]
+    lin = f"线性 FFN 和基线按种子配对，在每次评估时比较（{last['pairs']} 个种子）"
+    if measured:
+        lin += f"：从第 {num(measured[0])} 步起{'每次都' if measured == [s for s, _ in curve[curve.index(next(x for x in curve if x[0] == measured[0])):]] else '有时'}算测到了"
     else:
-        third = (f"基线和线性 FFN 在验证集上的差距，从第 {num(curve[len(curve) // 2][0])} 步的 "
-                 f"{num(curve[len(curve) // 2][1], 3)} 变到训练结束的 {num(curve[-1][1], 3)}")
-    points.append(third + "。")
+        width = min(c["band"] for _, c in curve if c["band"] is not None)
+        later = []
+        for st, c in reversed(curve):  # the final unbroken run where every pair has the linear FFN higher
+            if not (c["same_sign"] and c["gap"] > 0):
+                break
+            later.insert(0, (st, c))
+        if later:
+            width = min(c["band"] for _, c in later if c["band"] is not None)
+        ahead = [st for st, c in curve if c["same_sign"] and c["gap"] < 0]
+        if ahead:
+            lin += f"：第 {'、'.join(num(x) for x in ahead)} 步时每一对都是线性 FFN 更低（没有超出那一步的种子带）"
+        if later and later[-1][0] == last_step and len(later) > 1:
+            lin += (f"{'；' if ahead else '：'}从第 {num(later[0][0])} 步起，每次评估每一对都是线性 FFN 更高，平均差 "
+                    f"{num(min(c['gap'] for _, c in later), 3)}–{num(max(c['gap'] for _, c in later), 3)}，"
+                    f"但没有一次超出基线在那一步的种子带（最窄也有 {num(width, 3)}），按规则一次也不算测到")
+        else:
+            lin += f"{'；' if ahead else '：'}没有一次评估超出基线在那一步的种子带（最窄也有 {num(width, 3)}），按规则一次也不算测到"
+    lin += f"；训练结束时，{verdict_phrase(last, loss_text)}。"
+    points.append(lin)
 
-    points.append(f"验证集是最后的第 {val_chapters[0]}–{val_chapters[1]} 回，这些差距里也有新章节、新人名的份。"
-                  "所以图上各模型之间的差距，只对这个训练量和这份语料成立。")
+    points.append(f"《三國演義》的验证集是第 {val_chapters[0]}–{val_chapters[1]} 回，其余六部书也各留最后约 8% 的回目；"
+                  "这些差距里也有新章节、新人名的份，只对这个训练量和这份语料成立。")
     return points
 
 
-def fit_reading(data, train_tokens, epochs, val_chapters):
-    """Training against validation loss as one paragraph: fit_points run together.
-    val_chapters: [first, last] chapter of the validation split."""
-    return "".join(fit_points(data, train_tokens, epochs, val_chapters))
+def band_reading(data, key="val_losses"):
+    """Why the baseline's seed band is as wide as it is: its seeds' final losses, and when one seed
+    stands far from the rest (more than twice the others' spread away), how it lagged early on."""
+    base = baseline_of(data)
+    pairs = sorted(zip(base[key], base["seeds"]))
+    lo, hi = pairs[0][0], pairs[-1][0]
+    out = f"基线 {len(pairs)} 个种子训练结束时的验证集损失在 {num(lo, 3)}–{num(hi, 3)} 之间（种子带 {num(hi - lo, 3)}）"
+    if len(pairs) < 4:
+        return out + "。"
+    for far, rest in ((pairs[-1], pairs[:-1]), (pairs[0], pairs[1:])):
+        spread_rest = rest[-1][0] - rest[0][0]
+        gap = min(abs(far[0] - rest[0][0]), abs(far[0] - rest[-1][0]))
+        if gap > 2 * spread_rest:
+            seed = far[1]
+            h = base["histories"][base["seeds"].index(seed)]
+            others = [base["histories"][base["seeds"].index(x[1])] for x in rest]
+            early = h[1] if len(h) > 1 else h[0]
+            o = [x[early_index(x, early["step"])]["val_loss"] for x in others]
+            out += f"：其中 {len(rest)} 个挤在 {num(rest[0][0], 3)}–{num(rest[-1][0], 3)}，种子 {seed} 独自落在 {num(far[0], 3)}。"
+            trailed = far is pairs[-1] and all(
+                e["val_loss"] > max(x[early_index(x, e["step"])]["val_loss"] for x in others)
+                for e in h[h.index(early):])
+            if trailed:
+                out += (f"它在第 {num(h[0]['step'])}–{num(early['step'])} 步之间落到了后面：第 {num(early['step'])} 步时它是 "
+                        f"{num(early['val_loss'], 3)}，其余种子 {num(min(o), 3)}–{num(max(o), 3)}，此后一直没有追上。"
+                        "换一个种子，初始权重和批次顺序都变了，训练就可能这样晚一步离开开头的平台；")
+            out += "种子带把这种情况也算进「换种子会有的起伏」，所以它很宽，比它小的差距我们一律不读方向"
+            hinged = [r for r in comparisons(data)[1] if r["verdict"] and not r["verdict"]["measured"]
+                      and r["verdict"]["same_sign"] and abs(r["gap"]) > spread_rest]
+            if hinged:
+                out += (f"。只看其余 {len(rest)} 个种子，种子带只有 {num(spread_rest, 3)}；"
+                        + "、".join(f"{short(r['name'])}的配对差 {num(abs(r['gap']), 3)} 是它的 {num(abs(r['gap']) / spread_rest, 1)} 倍"
+                                    for r in hinged)
+                        + f"，按规则却读不出方向：这个「分不出」取决于种子 {seed} 这一次训练")
+            if any(seed not in v["seeds"] for v in data["variants"] if v["name"] != "baseline"):
+                out += f"。有的对照没有跑种子 {seed}，它在那些比较里没有配对的对象，但它的起伏照样算进种子带"
+            return out + "。"
+    return out + "。"
+
+
+def early_index(history, step):
+    return next(i for i, e in enumerate(history) if e["step"] == step)
 
 
 def attention_depth_reading(data, deep="attn_only_12l", shallow="no_ffn"):
     """The deep attention-only stack against the shallow model without FFN: more parameters, and
-    how it trained, decided by the numbers (a trainability reading, not a capability one)."""
+    how it trained, read by the protocol (paired on their shared seeds; the band the baseline's)."""
     v = by_name(data)
     d, s = v[deep], v[shallow]
-    md, ms = mean(d["val_losses"]), mean(s["val_losses"])
-    floor = floor_between(d, s)
+    md = mean(d["val_losses"])
+    ms = mean([x for seed, x in zip(s["seeds"], s["val_losses"]) if seed in d["seeds"]])  # the seeds the pairs use
+    c = verdict(data, deep, against=shallow)
     bigram = data["references"]["bigram"]
-    worse = md - ms > floor
-    out = f"纯注意力 {d['n_layer']} 层的参数是去掉 FFN 的 {num(d['params'] / s['params'], 1)} 倍"
-    if worse:
-        out += f"，验证集损失 {num(md, 3)} 却比后者的 {num(ms, 3)} 还高 {num(md - ms, 3)}（噪声底线 {num(floor, 3)}）"
-    elif ms - md > floor:
-        out += f"，验证集损失 {num(md, 3)} 比后者的 {num(ms, 3)} 低 {num(ms - md, 3)}（噪声底线 {num(floor, 3)}）"
+    worse = c["measured"] and c["direction"] > 0
+    out = (f"纯注意力 {d['n_layer']} 层的参数是去掉 FFN 的 {num(d['params'] / s['params'], 1)} 倍，"
+           f"验证集损失 {num(md, 3)}，同样种子的去掉 FFN 是 {num(ms, 3)}：{verdict_phrase(c, loss_text)}")
+    if md > bigram and ms > bigram:
+        out += (f"。两个都没有 FFN 的模型，验证集损失都还在插值 bigram（只看前一个 token 的计数模型，{num(bigram, 2)}）之上："
+                "这个训练量对它们太小，更像没训好，不是表达不了。")
+    elif md > bigram:
+        out += f"；它的验证集损失还在插值 bigram（{num(bigram, 2)}）之上。"
     else:
-        out += f"，验证集损失 {num(md, 3)} 和后者的 {num(ms, 3)} 分不出高下（噪声底线 {num(floor, 3)}）"
-    train = mean(d["train_losses"])
-    if train < bigram:
-        out += f"；它在训练集上的损失 {num(train, 3)}，也只比插值 bigram 在验证集上的 {num(bigram, 2)} 低 {num(bigram - train, 2)}。"
-    else:
-        out += f"；它在训练集上的损失 {num(train, 3)}，甚至不比插值 bigram 在验证集上的 {num(bigram, 2)} 低。"
-    out += (
-            f"它用的是为 {v['baseline']['n_layer']} 层基线挑的学习率和日程，没有单独调过")
+        out += "。"
+    out += f"它用的是为 {v['baseline']['n_layer']} 层基线挑的学习率和日程，没有单独调过"
     if worse:
         out += ("：更深的纯注意力栈在这套配方下训练本身就有困难，"
                 "这个对照说明的是「这样训不出来」，不是「注意力表达不了」。")
     else:
-        out += "。"
+        out += "：差距没有测到，这里不下结论。"
     return out
 
 
 def evidence_sentence(data):
-    """⑦'s one sentence: every control's gap to the baseline against its floor, and the split."""
+    """⑦'s one sentence: every control against the baseline by the protocol, and the split."""
     _, rows = comparisons(data)
     controls = [r for r in rows if r["name"] != "baseline"]
-    names = "、".join(short(r["name"]) + (" 12 层" if r["name"] == "attn_only_12l" else "") for r in controls)
-    floors = sorted({round(r["floor"], 3) for r in controls})
-    floor = num(floors[0], 3) if len(floors) == 1 else f"{num(floors[0], 3)}–{num(floors[-1], 3)}"
-    if all(r["gap"] > 0 for r in controls):
-        out = f"在我们的模型上，{names}的验证集损失比基线分别高 {'、'.join(num(r['gap'], 3) for r in controls)}（噪声底线 {floor}）"
-    else:
-        out = (f"在我们的模型上，{names}的验证集损失减去基线分别是 "
-               f"{'、'.join(('+' if r['gap'] > 0 else '') + num(r['gap'], 3) for r in controls)}（噪声底线 {floor}）")
-    out += "，都超出了噪声底线" if all(r["worse"] for r in controls) else "，并不都确实更差"
+    parts = "；".join(f"{short(r['name'])}{' 12 层' if r['name'] == 'attn_only_12l' else ''} "
+                      f"{'高' if r['gap'] > 0 else '低'} {num(abs(r['gap']), 3)}（{verdict_phrase(r['verdict'], loss_text)}）"
+                      for r in controls)
+    out = f"在我们的模型上，和基线比，{parts}"
     s = split_at(data)
     if s["total"] > 0 and 0 <= s["recovered_share"] <= 1:
-        out += (f"；去掉 FFN 到基线的 {num(s['total'], 3)} 里，线性映射拿走 {num(100 * s['recovered_share'], 0)}%，"
-                f"非线性占 {num(100 * s['rest_share'], 0)}%")
+        out += (f"。去掉 FFN 到基线的 {num(s['total'], 3)} 里，线性映射拿走 {num(100 * s['recovered_share'], 0)}%，"
+                f"余下 {num(100 * s['rest_share'], 0)}% 是线性 FFN 与基线之差" + ("（已测到）" if s["rest_measured"] else "（按规则还不算测到）"))
     return out + "。"
 
 
@@ -437,7 +427,7 @@ def still_learning(data):
     whether it is still falling. With several seeds the test is within each run, so the seeds'
     different levels cancel: every seed fell, and the mean fall is larger than the spread of the
     seeds' falls. A single run has no such spread; its fall must beat the comparison's noise floor."""
-    floors = {r["name"]: r["floor"] for r in comparisons(data)[1]}
+    floors = {r["name"]: r["floor"] for r in comparisons(data)[1]}  # the baseline's seed band
     out = {}
     for v in data["variants"]:
         curve = mean_curve(v)
@@ -471,7 +461,7 @@ def curve_sentences(data):
                 tail += f"，是基线同一段的 {num(s['drop'] / base['drop'], 1)} 倍"
             tail += "）"
         if s["runs"] == 1:
-            test = (f"比噪声底线 {num(s['noise'], 3)} 还大" if s["still"] else f"不到噪声底线 {num(s['noise'], 3)}")
+            test = (f"比基线种子带 {num(s['noise'], 3)} 还大" if s["still"] else f"不到基线种子带 {num(s['noise'], 3)}")
         elif s["still"]:
             test = f"{s['runs']} 个种子在这一段都在降，降幅彼此只差 {num(s['noise'], 3)}，小于平均降幅"
         elif not s["every_seed_fell"]:
@@ -552,7 +542,8 @@ def view(params):
             "mean": {"x": position(r["mean"], ax), "value": num(r["mean"], 3)},
             "perplexity": num(perplexity(r["mean"]), 0),
             "runs": len(v["val_losses"]),
-            "gap": "" if v["name"] == "baseline" else f"{'+' if r['gap'] > 0 else ''}{num(r['gap'], 3)}",
+            "gap": "" if v["name"] == "baseline" else
+                   f"{'+' if r['gap'] > 0 else ''}{num(r['gap'], 3)}（对同种子基线 {num(r['paired_base'], 3)}）",
         })
     selected = params.get("selected") or "baseline"
     sel = by_name[selected]
@@ -560,8 +551,7 @@ def view(params):
     detail = (f"{sel['label']}（{num(sel['params'])} 个参数）：验证集损失 " + "、".join(num(x, 3) for x in sel_losses)
               + f"（平均 {num(sel['mean'], 3)}，困惑度 {num(perplexity(sel['mean']), 0)}）"
               + ("" if selected == "baseline" else
-                 f"；比基线平均 {num(base, 3)} {'高' if sel['gap'] > 0 else '低'} {num(abs(sel['gap']), 3)}，"
-                 f"这组比较的噪声底线 {num(sel['floor'], 3)}"))
+                 f"；{verdict_phrase(sel['verdict'], loss_text)}"))
     base_vals = base_v["val_losses"]
     return {
         "params": {"selected": selected},
@@ -569,8 +559,8 @@ def view(params):
         "axis": {"ticks": [{"x": position(t, ax), "label": num(t, 2 if ax["step"] < 0.1 else 1)} for t in ax["ticks"]]},
         "band": {"left": position(min(base_vals), ax),
                  "width": round(position(max(base_vals), ax) - position(min(base_vals), ax), 3),
-                 "label": f"基线 {len(base_vals)} 次重跑的范围 {num(min(base_vals), 3)}–{num(max(base_vals), 3)}"
-                          f"（极差 {num(max(base_vals) - min(base_vals), 3)}）"},
+                 "label": f"基线 {len(base_vals)} 个种子的种子带 {num(min(base_vals), 3)}–{num(max(base_vals), 3)}"
+                          f"（宽 {num(max(base_vals) - min(base_vals), 3)}）"},
         "chart": chart,
         "count": len(chart),
         "readings": params.get("readings", True) is not False,

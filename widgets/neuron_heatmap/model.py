@@ -300,12 +300,8 @@ def summary_points(verdicts, data):
         second = f"同样看随机抽的 {nr} 个，{'只有' if fewer else '有'} {cr} 个（{named(hits_r, 'peak')}）"
     else:
         second = f"同样看随机抽的 {nr} 个，一个也没有"
-    if fewer:
-        verdict_line = "挑出的一组更容易读出规律。"
-    elif cr * nt == ct * nr:
-        verdict_line = "两组读得出规律的比例一样：按最大激活挑选并没有挑出更好读的神经元。"
-    else:
-        verdict_line = "随机对照读得出规律的比例反而更高：按最大激活挑选并没有挑出更好读的神经元。"
+    # Eight against eight: no count this small tells the groups apart, whichever way it falls.
+    verdict_line = f"挑出的 {ct}/{nt} 对随机的 {cr}/{nr}：每组就这几个，这么少的数分不出两组有没有差别。"
     frag_t = sum(v["fragments"] for v in top)
     frag_r = sum(v["fragments"] for v in rnd)
     bytes_line = (f"最亮的几处落在字的部分字节上（单独显示为 {FRAGMENT}）的：挑出的一组 {sum(v['n'] for v in top)} 处里 "
