@@ -1,6 +1,6 @@
 """Lighthouse 12.2.3 on each page, mobile and desktop presets, median of 3.
 
-    python benchmarks/lighthouse.py [--site DIR [--site DIR2]] [--runs 3] [--pages home,l1,l2,l3]
+    python benchmarks/lighthouse.py [--site DIR [--site DIR2]] [--runs 3] [--pages home,l1,l2,l3,l4,c3l1]
                                     [--presets mobile,desktop] [--json out.json] [--keep DIR]
 
 Lighthouse is pinned apart from the site's own package.json, in benchmarks/lighthouse/

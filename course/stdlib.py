@@ -58,7 +58,8 @@ WASM_SITE_PATH = "assets/vendor/pyodide/pyodide.asm.wasm"
 BRIDGE = widgets.WIDGETS / "runtime" / "bridge.py"
 CHECKER = widgets.WIDGETS / "runtime" / "checker.py"  # checks a student's exercise code in the browser
 RUN_EXERCISE = widgets.WIDGETS / "runtime" / "run_exercise.py"  # runs it (imports checker.py as _cw_checker)
-RUNTIME_MODULES = {"_cw_bridge", "_cw_checker", "_cw_run"}  # the names worker.js gives the runtime's files
+CLEAN_STATE = widgets.WIDGETS / "runtime" / "clean_state.py"  # puts back what a run changed
+RUNTIME_MODULES = {"_cw_bridge", "_cw_checker", "_cw_run", "_cw_state"}  # the names worker.js gives the runtime's files
 
 # Imported by name, not by an import statement that a scan could find: by the interpreter's
 # C code, or by Pyodide's JavaScript (pyodide.asm.mjs).
@@ -524,9 +525,9 @@ def write_archive(entries):
 
 def sources():
     """(site-relative label, path) of every Python file the browser runs: the widgets' models,
-    widgets/common/ and the runtime's own bridge.py, checker.py and run_exercise.py."""
+    widgets/common/ and the runtime's own bridge.py, checker.py, run_exercise.py and clean_state.py."""
     found = [widgets.folder_of(name) / "model.py" for name in widgets.names()]
-    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE, CHECKER, RUN_EXERCISE]
+    found += sorted(widgets.COMMON.glob("*.py")) + [BRIDGE, CHECKER, RUN_EXERCISE, CLEAN_STATE]
     return [(path.relative_to(widgets.ROOT).as_posix(), path) for path in found]
 
 

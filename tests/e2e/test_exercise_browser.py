@@ -51,6 +51,13 @@ def type_code(page, code, ex=FFN):
     page.keyboard.insert_text(code)
 
 
+def wait_saved(page, text, ex=FFN):
+    """Wait until this browser's stored record of the exercise holds `text` (the save line reads
+    "saved" before the first save too, so it cannot tell that typing has reached storage)."""
+    key = "cw-exercise:" + ex.split('"')[1]
+    page.wait_for_function("([key, text]) => (localStorage.getItem(key) || '').includes(text)", arg=[key, json.dumps(text)[1:-1]])
+
+
 def verdict(page, ex=FFN):
     return page.locator(f"{ex} .cw-exercise__verdict")
 
@@ -177,7 +184,7 @@ def test_work_survives_a_reload_and_moves_to_another_browser(browser, context, s
     url = served_site[1]
     page = open_exercise(context, url)
     type_code(page, "# mine\n" + NO_BIAS)
-    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved === 'true'")
+    wait_saved(page, "# mine\n")
     page.reload()
     page.locator(FFN).scroll_into_view_if_needed()
     page.wait_for_selector(f'{FFN}[data-ready="true"]', timeout=90_000)
@@ -192,9 +199,12 @@ def test_work_survives_a_reload_and_moves_to_another_browser(browser, context, s
     try:
         other = open_exercise(elsewhere, url)
         assert "# mine" not in other.locator(f"{FFN} .cm-content").inner_text()
+        asked = []
+        other.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
         other.locator(f"{FFN} input[type=file]").set_input_files(str(saved))
         other.wait_for_function(f"document.querySelector('{FFN} .cm-content').textContent.includes('# mine')")
         assert "已载入" in verdict(other).inner_text()
+        assert "亲手写出两个神经元的 FFN" in asked[0] and "¶" not in asked[0]  # asked first, naming the exercise
     finally:
         elsewhere.close()
 

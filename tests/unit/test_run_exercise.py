@@ -14,6 +14,7 @@ RUNTIME = ROOT / "widgets" / "runtime"
 @pytest.fixture(scope="module")
 def run_exercise():
     load_module(RUNTIME / "checker.py", "_cw_checker")  # the names worker.js gives them in Pyodide
+    load_module(RUNTIME / "bridge.py", "_cw_bridge")
     return load_module(RUNTIME / "run_exercise.py", "_cw_run")
 
 
@@ -82,10 +83,11 @@ def test_deep_recursion_raises_recursion_error_with_a_short_traceback(run_exerci
     assert sys.getrecursionlimit() != run_exercise.RECURSION_LIMIT  # restored after the run
 
 
-def test_output_is_capped_and_says_so(run_exercise):
-    _, stdout, pieces = run(run_exercise, "def double(x):\n    return 2 * x\nfor i in range(100000):\n    print(i)\n")
-    assert len(stdout) == run_exercise.MAX_OUTPUT
-    assert any(s == "note" and "不再显示" in t for s, t in pieces)
+def test_empty_writes_send_nothing(run_exercise):
+    """A loop of print(end='') once sent one message per write and froze the page (the cap on
+    output lives in worker.js, where student code cannot raise it)."""
+    _, _, pieces = run(run_exercise, "for i in range(1000):\n    print(end='')\nprint('x')\n")
+    assert pieces == [("stdout", "x"), ("stdout", "\n")]
 
 
 def test_input_and_exit(run_exercise):
@@ -99,3 +101,53 @@ def test_missing_modules_names_standard_modules_only(run_exercise):
     code = "import fractions\nfrom statistics import mean\nimport numpy\nimport json\n"
     assert run_exercise.imported_modules(code) == {"fractions", "statistics", "numpy", "json"}
     assert run_exercise.missing_modules(code) == []  # CPython has them all; numpy is not standard
+
+
+@pytest.mark.parametrize("code, column, words", [
+    ("def double(x):\n    return max(0.0 x)  # 负数变成 0，其余原样返回\n", None, None),  # the comment's comma is no slip
+    ('print("好吃，不好吃" 1)\n', None, None),
+    ("b = [0.0, \u22121.0]\n", 11, "减号的数学写法「−」（U+2212）"),
+    ("y = 1 \u00d7 2\n", 7, "乘号「×」（U+00D7）"),
+    ("def double(x):\n\u00a0\u00a0\u00a0\u00a0return 2 * x\n", 1, "不换行空格"),
+    ("x = 1\u200b\n", 6, "零宽空格"),
+    ("x = \uff11\uff12\n", 5, "全角字符「１」"),
+])
+def test_the_hint_names_the_character_at_fault_only(run_exercise, code, column, words):
+    result, _, _ = run(run_exercise, code)
+    hint = result["error"]["hint"]
+    if words is None:
+        assert "全角" not in hint, hint
+    else:
+        assert f"第 {column} 列是" in hint and words in hint, hint
+
+
+@pytest.mark.parametrize("code, words", [
+    ("def double(x):\n    exit()\n", "调用了 exit()"),
+    ("def double(x):\n    raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+    ("def double(x):\n    import sys\n    sys.exit(0)\n", "调用了 exit()"),
+])
+def test_an_exit_inside_the_checked_function_is_the_students(run_exercise, code, words):
+    result, _, _ = run(run_exercise, code)
+    assert result["ran"] and not result["verdict"]["passed"] and words in result["verdict"]["message"]
+
+
+def test_the_students_own_interrupts_and_exits_are_told_as_theirs(run_exercise):
+    result, _, _ = run(run_exercise, "raise KeyboardInterrupt\n")
+    assert result["error"]["type"] == "KeyboardInterrupt" and "没有人按 Ctrl+C" in result["error"]["hint"]
+    result, _, _ = run(run_exercise, "raise BaseException('bye')\n")
+    assert result["error"]["type"] == "BaseException" and "except 接不住" in result["error"]["hint"]
+    result, _, pieces = run(run_exercise, "import os\ndef double(x):\n    return 2 * x\nos._exit(0)\nprint('never')\n")
+    assert result["verdict"]["passed"] and any("os._exit()" in t for s, t in pieces)
+
+
+def test_the_time_limit_raised_inside_python_ends_the_run_as_a_timeout(run_exercise):
+    """worker.js's interrupt buffer raises bridge.TimeUp: not the student's error, and not
+    caught by their `except Exception` or by the checker."""
+    code = "from _cw_bridge import TimeUp\ntry:\n    raise TimeUp()\nexcept Exception:\n    print('caught')\n"
+    result, stdout, _ = run(run_exercise, code)
+    assert result["timeout"] and not result["ran"] and result["error"] is None and stdout == ""
+
+
+def test_a_verdict_on_a_huge_wrong_result_is_short(run_exercise):
+    result, _, _ = run(run_exercise, "def double(x):\n    return [0.0] * 10**6\n")
+    assert "共 1000000 项" in result["verdict"]["message"] and len(result["verdict"]["message"]) < 400

@@ -7,6 +7,7 @@ library modules that the site ships (course/stdlib.py).
 import importlib
 import json
 import os
+import signal
 import sys
 
 HERE = os.path.dirname(__file__)  # where worker.js writes the models, this file and widgets/common/
@@ -14,6 +15,31 @@ HERE = os.path.dirname(__file__)  # where worker.js writes the models, this file
 
 class ResultNotJSON(ValueError):
     pass
+
+
+class TimeUp(BaseException):
+    """A call ran past its time: raised inside Python when worker.js's interrupt buffer says so.
+    WebKit cannot end a worker that loops in WebAssembly, so a runaway loop must end itself.
+    Not an Exception: a student's `except Exception` does not swallow it."""
+
+
+_exit = os._exit  # kept: a run replaces os._exit with one that only ends the student's code
+
+
+def _time_up(signum, frame):
+    raise TimeUp()
+
+
+def _give_up(signum, frame):
+    """The time is long up and the code keeps catching TimeUp: leave Python altogether (it
+    unwinds to the worker, which is then replaced)."""
+    _exit(1)
+
+
+def arm():
+    """Let worker.js's interrupt buffer end a call: SIGINT raises TimeUp, SIGTERM leaves Python."""
+    signal.signal(signal.SIGINT, _time_up)
+    signal.signal(signal.SIGTERM, _give_up)
 
 
 def load(module):

@@ -24,6 +24,7 @@ import math
 import types
 
 DEFAULT_TOLERANCE = 1e-6
+MAX_ITEMS = 20  # items of a list a message shows; the rest are counted
 
 
 def load_check(source, filename="<check>", first_line=1):
@@ -72,7 +73,9 @@ def describe(value, digits=6):
     if isinstance(value, float) and math.isfinite(value) and digits is not None:
         return f"{value:.{digits}g}"
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(describe(v, digits) for v in value)
+        inner = ", ".join(describe(v, digits) for v in value[:MAX_ITEMS])
+        if len(value) > MAX_ITEMS:
+            inner += f", …（共 {len(value)} 项）"
         return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{describe(k, digits)}: {describe(v, digits)}" for k, v in value.items()) + "}"
@@ -103,13 +106,28 @@ def _done(index):
     return f"前 {index} 个检查都对了。" if index else ""
 
 
-def verdict(ns, check, cases, filename=None):
+def _raised(e, filename):
+    """What the student's code raised on a case, for the message: (text, line or None)."""
+    line = _line(e.__traceback__, filename) if filename else None
+    if isinstance(e, SystemExit):
+        return "SystemExit（函数里调用了 exit()，检查拿不到它的结果）", line
+    return f"{type(e).__name__}: {e}", line
+
+
+# What a student's function may raise and the verdict reports. Not BaseException as a whole:
+# the browser's time limit (bridge.TimeUp) must go through.
+STUDENT_ERRORS = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
+def verdict(ns, check, cases, filename=None, settle=lambda: None):
     """Check the student's code, whose run left the names `ns`, against `cases`.
 
-    Returns {"passed", "checked" (cases that passed), "total", "message" (Chinese, for the
-    student), "failure"}. The failure is None, or the first thing that is wrong: its "kind"
-    ("missing", "error" or "wrong"), the case's "index", "seen", "input" (as shown), and
-    "expected" and "got" (for "wrong") or "error" and "line" (the innermost line of
+    Every case is computed first; then `settle()` (the runtime puts back what the student's
+    functions changed while they ran: a patched `math.isclose` or `close`) and only then are
+    the results compared. Returns {"passed", "checked" (cases that passed), "total", "message"
+    (Chinese, for the student), "failure"}. The failure is None, or the first thing that is
+    wrong: its "kind" ("missing", "error" or "wrong"), the case's "index", "seen", "input" (as
+    shown), and "expected" and "got" (for "wrong") or "error" and "line" (the innermost line of
     `filename` in the traceback, for "error").
     """
     total = len(cases)
@@ -121,21 +139,35 @@ def verdict(ns, check, cases, filename=None):
         return {"passed": False, "checked": 0, "total": total, "failure": {"kind": "missing", "names": missing},
                 "message": f"还没有找到 {names}：任务要求你的代码定义它。"}
     you = student(ns)
-    for index, case in enumerate(cases):
+    results = []  # (got, None) or (None, (error text, line)), up to the first error
+    for case in cases:
+        try:
+            results.append((check["result"](you, case["input"]), None))
+        except STUDENT_ERRORS as e:  # the student's code failed on this case: said below, with where
+            results.append((None, _raised(e, filename)))
+            break
+    settle()
+    for index, (case, (got, raised)) in enumerate(zip(cases, results)):
         shown = show(case["input"])
         unseen = "" if case["seen"] else "（这是任务里没有给出的输入）"
         failure = {"index": index, "seen": case["seen"], "input": shown}
-        try:
-            got = check["result"](you, case["input"])
-        except Exception as e:  # the student's code failed on this case: say where
-            line = _line(e.__traceback__, filename) if filename else None
+        if raised is None:
+            try:
+                right = close(got, case["expected"], tolerance)
+            except STUDENT_ERRORS as e:  # a result whose __len__ or __eq__ raises
+                raised = _raised(e, filename)
+        if raised is not None:
+            error, line = raised
             where = f"（第 {line} 行）" if line else ""
-            failure.update(kind="error", error=f"{type(e).__name__}: {e}", line=line)
+            failure.update(kind="error", error=error, line=line)
             return {"passed": False, "checked": index, "total": total, "failure": failure,
                     "message": f"{_done(index)}第 {index + 1} 个检查出错{unseen}：算 {shown} 时，"
-                               f"你的代码抛出 {type(e).__name__}: {e}{where}。"}
-        if not close(got, case["expected"], tolerance):
-            got_text, expected_text = _pair(got, case["expected"])
+                               f"你的代码抛出 {error}{where}。"}
+        if not right:
+            try:
+                got_text, expected_text = _pair(got, case["expected"])
+            except STUDENT_ERRORS:  # a value nested too deep to print, or whose repr raises
+                got_text, expected_text = "（一个无法显示的值）", describe(case["expected"])
             failure.update(kind="wrong", expected=expected_text, got=got_text)
             return {"passed": False, "checked": index, "total": total, "failure": failure,
                     "message": f"{_done(index)}第 {index + 1} 个检查不对{unseen}：{shown} 应为 {expected_text}，"

@@ -7,7 +7,7 @@
 // check's verdict. Where Pyodide has not started yet and the connection is metered (the phone
 // path), the first run first says what the download costs and waits for a click.
 // Work is saved in this browser, keyed by the exercise's stable id.
-import { downloadCost, keepSpare, runExercise, stopExercise } from "./runtime.js";
+import { downloadCost, keepSpare, runExercise } from "./runtime.js";
 import * as store from "./exercise_store.js";
 
 const EDITOR_URL = new URL("../../assets/vendor/codemirror/editor.js", import.meta.url);
@@ -15,6 +15,7 @@ const SAVE_DELAY_MS = 400; // typing is saved this long after the last key
 const FLUSH_MS = 50; // streamed output is drawn at most this often
 const MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 const RUN_KEYS = MAC ? "⌘+Enter" : "Ctrl+Enter";
+const MAX_SHOWN = 60_000; // characters of output drawn per run, whatever the worker sends (it caps at 50,000)
 
 let editorModule = null; // Promise of the bundled editor, fetched once per visit
 const loadEditor = () => {
@@ -39,12 +40,20 @@ function element(tag, props = {}, text = "") {
   return el;
 }
 
+// The exercise's title as a message names it: without the heading's permalink mark (¶).
+function titleOf(root) {
+  const heading = root.querySelector(".cw-exercise__title")?.cloneNode(true);
+  if (!heading) return "";
+  heading.querySelectorAll(".headerlink").forEach((link) => link.remove());
+  return heading.textContent.replace(/^练习\s*·\s*/, "").trim();
+}
+
 class Exercise {
   constructor(root) {
     this.root = root;
     this.id = root.dataset.exercise;
     this.files = new URL(root.dataset.files, document.baseURI);
-    this.title = root.querySelector(".cw-exercise__title")?.textContent.replace(/^练习\s*·\s*/, "").trim() || this.id;
+    this.title = titleOf(root) || this.id;
     this.record = store.read(this.id);
     this.running = false;
     this.saveTimer = null;
@@ -102,6 +111,7 @@ class Exercise {
     this.verdict = element("p", { className: "cw-exercise__verdict" });
     this.verdict.setAttribute("role", "status");
     this.output = element("pre", { className: "cw-exercise__output", hidden: true, tabIndex: 0 });
+    this.output.setAttribute("role", "region"); // a label needs a role: a bare <pre> may not carry one
     this.output.setAttribute("aria-label", "运行的输出");
     this.notice = element("p", { className: "cw-exercise__notice", hidden: true });
     this.download = element("p", { className: "cw-exercise__download", hidden: true });
@@ -112,7 +122,10 @@ class Exercise {
     const exportButton = element("button", { type: "button", className: "cw-exercise__link" }, "下载全部练习");
     const importButton = element("button", { type: "button", className: "cw-exercise__link" }, "载入练习文件");
     this.fileInput = element("input", { type: "file", accept: ".json,application/json", hidden: true });
-    exportButton.addEventListener("click", () => store.download());
+    exportButton.addEventListener("click", () => {
+      flushAll(); // what is on screen, also where storage is full (memory keeps it)
+      store.download();
+    });
     importButton.addEventListener("click", () => this.fileInput.click());
     this.fileInput.addEventListener("change", () => this.importFile());
     this.saveLine.append(this.saveText, " ", exportButton, " ", importButton, this.fileInput);
@@ -123,6 +136,9 @@ class Exercise {
       this.notice.textContent = "作者在你上次保存之后改过这道题的起始代码；这里保留的是你自己的代码。想换成新的起始代码，点「重置」。";
     }
     if (this.record.solved) this.say("上次你已经通过了这道题的全部检查。", "passed");
+    if (store.setAsideFor(this.id)) {
+      this.tell("这道题在这个浏览器里保存的记录坏了，读不出来：这里从起始代码开始。坏的记录没有删掉，点「下载全部练习」可以拿到它。");
+    }
     this.root.querySelector("[data-exercise-status]").textContent =
       `检查只是帮你练习，不是考试：不计分，也不上传。每次运行最多 ${this.root.dataset.timeLimit} 秒，超时会自动停止。`;
     this.showSaveState(store.available());
@@ -137,7 +153,7 @@ class Exercise {
     stop.disabled = !this.running;
     reset.disabled = this.running;
     const total = this.spec.hints;
-    const opened = this.record.hints || 0;
+    const opened = Math.min(this.record.hints || 0, total);
     hint.hidden = total === 0;
     hint.disabled = opened >= total;
     hint.textContent = opened >= total ? `提示已全部打开（${total}）` : `提示（${opened}/${total}）`;
@@ -175,6 +191,21 @@ class Exercise {
     this.verdict.dataset.kind = kind;
   }
 
+  // A notice above the buttons, with an optional button that acts on it (撤销, say).
+  tell(text, action = null) {
+    this.notice.hidden = false;
+    this.notice.replaceChildren(text);
+    if (action) {
+      const button = element("button", { type: "button", className: "cw-exercise__link" }, action.label);
+      button.dataset.action = action.name;
+      button.addEventListener("click", () => {
+        this.notice.hidden = true;
+        action.run();
+      });
+      this.notice.append(" ", button);
+    }
+  }
+
   // --- running ---------------------------------------------------------------------------
 
   // Before Pyodide's first download on a metered connection: its size, and a button to go ahead.
@@ -204,7 +235,7 @@ class Exercise {
     if (await this.askDownload()) return;
     const hadFocus = this.root.contains(document.activeElement) && document.activeElement === this.buttons.run;
     this.running = true;
-    this.record.ran = true;
+    this.abort = new AbortController();
     this.record.code = this.editor.text;
     this.record.starterSha ??= this.root.dataset.starterSha;
     this.save(); // saved before Python sees it: a Stop or a crash loses nothing
@@ -225,14 +256,18 @@ class Exercise {
         limitMs: seconds * 1000,
         onOutput: out.add,
         onBoot: (text) => this.say(text, "running"),
+        signal: this.abort.signal,
       });
       out.flush();
-      this.report(result, out);
+      this.record.ran = true; // the code ran: the answer may be shown now
+      this.report(result, out, seconds);
     } catch (error) {
       out.flush();
+      if (error && error.started) this.record.ran = true;
       this.failed(error, seconds, out);
     } finally {
       this.running = false;
+      this.abort = null;
       this.save();
       this.update();
       if (document.activeElement === this.buttons.stop || document.activeElement === document.body) {
@@ -242,16 +277,19 @@ class Exercise {
   }
 
   // Output arrives in many small pieces: they are drawn together, as text (never as HTML).
+  // The page keeps its own cap (MAX_SHOWN): output posted by student code straight through
+  // js.postMessage bypasses the worker's.
   streamer() {
     let queue = [];
     let timer = null;
+    let left = MAX_SHOWN;
     const flush = () => {
       clearTimeout(timer);
       timer = null;
       if (!queue.length) return;
       const fragment = document.createDocumentFragment();
       for (const [stream, text] of queue) {
-        fragment.append(stream === "stdout" ? document.createTextNode(text) : element("span", { className: `cw-out-${stream}` }, text));
+        fragment.append(stream === "stdout" ? text : element("span", { className: `cw-out-${stream}` }, text));
       }
       queue = [];
       this.output.hidden = false;
@@ -260,7 +298,12 @@ class Exercise {
     };
     return {
       add: (stream, text) => {
-        queue.push([stream, text]);
+        text = String(text).slice(0, Math.max(left, 0));
+        if (!text) return;
+        left -= text.length;
+        const last = queue[queue.length - 1];
+        if (last && last[0] === stream) last[1] += text; // one node per stretch of one stream
+        else queue.push([stream, text]);
         timer ??= setTimeout(flush, FLUSH_MS);
       },
       flush,
@@ -271,7 +314,11 @@ class Exercise {
     };
   }
 
-  report({ error, verdict }, out) {
+  report({ error, verdict, timeout }, out, seconds) {
+    if (timeout) {
+      this.failed({ kind: "runaway" }, seconds, out);
+      return;
+    }
     if (error) {
       out.line("error", error.text);
       if (error.hint) out.line("hint", `说明：${error.hint}\n`);
@@ -289,7 +336,9 @@ class Exercise {
 
   failed(error, seconds, out) {
     const kind = error && error.kind;
-    if (kind === "stopped") {
+    if (kind === "stopped" && !error.started) {
+      this.say("已停止：代码还没开始运行。", "stopped");
+    } else if (kind === "stopped") {
       out.line("note", "（已停止）\n");
       this.say("已停止。改好代码再运行一次。", "stopped");
     } else if (kind === "runaway") {
@@ -302,7 +351,7 @@ class Exercise {
   }
 
   stop() {
-    stopExercise();
+    this.abort?.abort(); // this run only: another exercise's run goes on
   }
 
   reset() {
@@ -319,7 +368,13 @@ class Exercise {
 
   async hint() {
     const next = (this.record.hints || 0) + 1;
-    await this.showHints(next);
+    try {
+      await this.showHints(next);
+    } catch (error) {
+      console.error(`exercise ${this.id}:`, error);
+      this.say("提示没能载入（网络断了？）：连上网后再点一次「提示」。", "error");
+      return;
+    }
     this.record.hints = next;
     this.save();
     this.update();
@@ -340,7 +395,13 @@ class Exercise {
   }
 
   async answer() {
-    await this.showAnswer();
+    try {
+      await this.showAnswer();
+    } catch (error) {
+      console.error(`exercise ${this.id}:`, error);
+      this.say("答案没能载入（网络断了？）：连上网后再点一次「看答案」。", "error");
+      return;
+    }
     this.record.answer = true;
     this.save();
     this.update();
@@ -360,17 +421,58 @@ class Exercise {
 
   // --- moving work between machines --------------------------------------------------------
 
+  // Import asks first: which exercises it would change, and whether the file is older than
+  // what is here; what it replaces is kept for 撤销 until the page is left.
   async importFile() {
     const file = this.fileInput.files[0];
     this.fileInput.value = "";
     if (!file) return;
+    let parsed;
     try {
-      const count = store.load(await file.text());
-      for (const block of live) block.reload();
-      this.say(`已载入 ${count} 道练习的记录。`, "passed");
+      parsed = store.parse(await file.text());
     } catch (error) {
-      this.say(`没能载入这个文件：${error.message}`, "error");
+      this.say(`没能载入这个文件：${error.message}。这里的代码没有改动。`, "error");
+      return;
     }
+    for (const block of live) block.flush();
+    const same = (a, b) => JSON.stringify({ ...a, saved: 0 }) === JSON.stringify({ ...b, saved: 0 });
+    const changes = parsed.records.filter(([id, record]) => !same(store.read(id), record));
+    if (!changes.length) {
+      this.say("这个文件里的记录和这里保存的一样，没有要改的。", "passed");
+      return;
+    }
+    const names = changes.map(([id]) => titles.get(id) || id);
+    const older = changes.filter(([id, record]) => (store.read(id).saved || 0) > (record.saved || parsed.exported || 0));
+    const question = [
+      `载入这个文件会替换 ${changes.length} 道练习的记录：${names.slice(0, 8).join("、")}${names.length > 8 ? " 等" : ""}。`,
+      older.length ? `其中 ${older.length} 道，文件里的比这里保存的旧。` : "",
+      "替换之后可以点「撤销」换回来（离开页面之前）。确定载入吗？",
+    ].join("");
+    if (!window.confirm(question)) {
+      this.say("没有载入：这里的代码没有改动。", "");
+      return;
+    }
+    const previous = changes.map(([id]) => {
+      const before = store.read(id);
+      return [id, before.saved ? before : null];
+    });
+    const failed = changes.filter(([id, record]) => !store.replace(id, { ...record, saved: record.saved || Date.now() }));
+    for (const block of live) block.reload();
+    const undo = {
+      name: "undo-import",
+      label: "撤销",
+      run: () => {
+        for (const [id, record] of previous) store.replace(id, record);
+        for (const block of live) block.reload();
+        this.say(`已撤销：${changes.length} 道练习换回了载入之前的记录。`, "");
+      },
+    };
+    if (failed.length) {
+      this.say(`只载入了 ${changes.length - failed.length} 道；${failed.length} 道没能保存（浏览器的存储已满或被禁用）。`, "error");
+    } else {
+      this.say(`已载入 ${changes.length} 道练习的记录。`, "passed");
+    }
+    this.tell("刚才载入的文件替换了这里的记录。", undo);
   }
 
   reload() {
@@ -383,7 +485,49 @@ class Exercise {
     if (this.record.solved) this.say("上次你已经通过了这道题的全部检查。", "passed");
     this.update();
   }
+
+  // Another tab saved this exercise (the storage event). What only adds (solved, hints, the
+  // answer) is taken at once. Different code is taken too when nothing typed here is waiting
+  // to be saved, with 撤销; otherwise this tab's code stays, and the student is told.
+  changedElsewhere() {
+    const other = store.readStored(this.id);
+    if (!other) return;
+    const mine = this.editor.text;
+    for (const flag of ["ran", "solved", "answer"]) if (other[flag]) this.record[flag] = true;
+    if ((other.hints || 0) > (this.record.hints || 0)) {
+      this.record.hints = other.hints;
+      this.showHints(other.hints).catch(() => {});
+    }
+    if (other.answer && this.answerBox.hidden) this.showAnswer().catch(() => {});
+    this.update();
+    if (other.code == null || other.code === mine) return;
+    if (this.saveTimer) {
+      this.tell("这道题在另一个标签页里也改过代码。这里的代码会在保存时替换那边的；想要那边的代码，点这里：",
+        { name: "take-other", label: "换成另一个标签页的代码", run: () => this.takeCode(other.code, mine) });
+      return;
+    }
+    this.takeCode(other.code, mine, true);
+  }
+
+  takeCode(code, mine, fromOtherTab = false) {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.editor.text = code;
+    this.record.code = code;
+    this.save();
+    this.tell(fromOtherTab ? "这道题在另一个标签页里改过：这里已换成那边刚保存的代码。" : "已换成另一个标签页的代码。", {
+      name: "undo-take",
+      label: "撤销",
+      run: () => {
+        this.editor.text = mine;
+        this.record.code = mine;
+        this.save();
+      },
+    });
+  }
 }
+
+const titles = new Map(); // exercise id -> title, of the blocks on this page (for import's question)
 
 let observer = null;
 
@@ -391,6 +535,8 @@ let observer = null;
 export function mount(roots) {
   for (const block of live) block.flush();
   live.clear();
+  titles.clear();
+  roots.forEach((root) => titles.set(root.dataset.exercise, titleOf(root)));
   if (observer) observer.disconnect();
   observer = new IntersectionObserver(
     (entries) => {
@@ -409,3 +555,9 @@ export function mount(roots) {
 const flushAll = () => live.forEach((block) => block.flush());
 document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushAll());
 window.addEventListener("pagehide", flushAll);
+// Another tab of this site saved an exercise: the block of it on this page hears it.
+window.addEventListener("storage", (event) => {
+  if (!event.key || !event.key.startsWith("cw-exercise:")) return;
+  const id = event.key.slice("cw-exercise:".length);
+  live.forEach((block) => block.id === id && block.changedElsewhere());
+});

@@ -3,9 +3,18 @@
 // A record: {code, starterSha (the starter it was written from), ran, solved, hints (how many
 // are open), answer (revealed), saved (time)}. Every write can fail (private windows,
 // quota, storage blocked): write() says so, and the block shows it.
+//
+// Nothing read is trusted: a record is checked field by field (clean()). A stored record the
+// page cannot read is set aside under ASIDE (kept, and in the download), never shown as code;
+// an import file with a wrong field is refused with what is wrong, and writes nothing.
 const PREFIX = "cw-exercise:";
+const ASIDE = "cw-exercise-unreadable:"; // + id: the text of a record that could not be read
 const FORMAT = "llm-from-scratch-exercises"; // the downloaded file's "format"
 const VERSION = 1;
+const MAX_CODE = 200_000; // characters of one exercise's code
+const MAX_RECORDS = 500; // exercises in one file: the course has a few dozen
+const ID = /^[a-z0-9][a-z0-9_-]*(\/[a-z0-9][a-z0-9_-]*)*$/;
+const FLAGS = ["ran", "solved", "answer"];
 
 function storage() {
   try {
@@ -28,22 +37,93 @@ export function available() {
   }
 }
 
-const memory = new Map(); // where storage fails, the page still remembers until it is left
-
-/** The saved record of exercise `id` (an empty one if none). */
-export function read(id) {
-  try {
-    const text = storage()?.getItem(PREFIX + id);
-    if (text) return JSON.parse(text);
-  } catch {
-    // unreadable storage or a damaged record: start from the starter
+/**
+ * A record as the page can use it, or the reason it cannot: {record} or {problem} (Chinese).
+ * Missing fields are fine (an empty record is the starter); a field of the wrong type is not.
+ */
+export function clean(value) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return { problem: "记录不是一个对象" };
+  const record = {};
+  if (value.code != null) {
+    if (typeof value.code !== "string") return { problem: "code（代码）不是文字" };
+    if (value.code.length > MAX_CODE) return { problem: `code（代码）超过 ${MAX_CODE.toLocaleString("en")} 个字符` };
+    record.code = value.code;
   }
-  return { ...(memory.get(id) || {}) };
+  if (value.starterSha != null) {
+    if (typeof value.starterSha !== "string" || value.starterSha.length > 64) return { problem: "starterSha 不对" };
+    record.starterSha = value.starterSha;
+  }
+  for (const flag of FLAGS) {
+    if (value[flag] == null) continue;
+    if (typeof value[flag] !== "boolean") return { problem: `${flag} 不是 true 或 false` };
+    if (value[flag]) record[flag] = true;
+  }
+  if (value.hints != null) {
+    if (!Number.isInteger(value.hints) || value.hints < 0 || value.hints > 100) return { problem: "hints（提示数）不是 0 到 100 的整数" };
+    record.hints = value.hints;
+  }
+  if (value.saved != null) {
+    if (!Number.isFinite(value.saved)) return { problem: "saved（保存时间）不是数字" };
+    record.saved = value.saved;
+  }
+  return { record };
 }
 
-/** Save `record` for `id`; false when the browser refused. */
-export function write(id, record) {
-  const value = { ...record, saved: Date.now() };
+const memory = new Map(); // where storage fails, the page still remembers until it is left
+
+function stored(id) {
+  let text;
+  try {
+    text = storage()?.getItem(PREFIX + id);
+  } catch {
+    return null;
+  }
+  if (!text) return null;
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const { record } = clean(value);
+  if (record) return record;
+  setAside(id, text);
+  return null;
+}
+
+// An unreadable record leaves its key (so the block starts from the starter) for ASIDE.
+function setAside(id, text) {
+  try {
+    const s = storage();
+    s.setItem(ASIDE + id, text);
+    s.removeItem(PREFIX + id);
+  } catch {
+    // storage that cannot move it cannot hand it to the page either: the starter it is
+  }
+}
+
+/** Whether a record of `id` was set aside as unreadable (it is in the download). */
+export function setAsideFor(id) {
+  try {
+    return storage()?.getItem(ASIDE + id) != null;
+  } catch {
+    return false;
+  }
+}
+
+const newer = (a, b) => (!a || !b ? a || b : (a.saved || 0) >= (b.saved || 0) ? a : b);
+
+/** The saved record of exercise `id` (an empty one if none): the newer of storage and memory. */
+export function read(id) {
+  return { ...(newer(memory.get(id), stored(id)) || {}) };
+}
+
+/** What other tabs saved of `id` (storage only), or null. */
+export function readStored(id) {
+  return stored(id);
+}
+
+function put(id, value) {
   memory.set(id, value);
   try {
     const s = storage();
@@ -55,23 +135,59 @@ export function write(id, record) {
   }
 }
 
+/**
+ * Save `record` for `id`; false when the browser refused. What another tab saved meanwhile is
+ * kept where it only adds (solved, hints opened, answer shown): a stale tab never takes it away.
+ */
+export function write(id, record) {
+  const other = stored(id) || {};
+  const value = { ...record, saved: Date.now() };
+  for (const flag of FLAGS) if (other[flag]) value[flag] = true;
+  if ((other.hints || 0) > (value.hints || 0)) value.hints = other.hints;
+  return put(id, value);
+}
+
+/** Put `record` back exactly as it was (undo), or remove it (null). */
+export function replace(id, record) {
+  if (record) return put(id, record);
+  memory.delete(id);
+  try {
+    storage()?.removeItem(PREFIX + id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function all() {
-  const found = Object.fromEntries(memory);
+  const found = {};
+  const aside = {};
   const s = storage();
   try {
     for (let i = 0; s && i < s.length; i++) {
       const key = s.key(i);
-      if (key.startsWith(PREFIX) && key !== `${PREFIX}probe`) found[key.slice(PREFIX.length)] = JSON.parse(s.getItem(key));
+      if (key.startsWith(ASIDE)) aside[key.slice(ASIDE.length)] = s.getItem(key);
+    }
+    for (let i = 0; s && i < s.length; i++) {
+      const key = s.key(i);
+      if (key.startsWith(PREFIX) && key !== `${PREFIX}probe`) {
+        const id = key.slice(PREFIX.length);
+        const record = stored(id);
+        if (record) found[id] = record;
+      }
     }
   } catch {
     // what memory holds is still worth downloading
   }
-  return found;
+  for (const [id, record] of memory) found[id] = newer(record, found[id]); // storage full: memory is newer
+  return { found, aside };
 }
 
 /** Download every saved exercise of the course as one JSON file. */
 export function download() {
-  const data = { format: FORMAT, version: VERSION, exported: new Date().toISOString(), exercises: all() };
+  const { found, aside } = all();
+  const data = { format: FORMAT, version: VERSION, exported: new Date().toISOString(), exercises: found };
+  if (Object.keys(aside).length) data.unreadable = aside; // records this page could not read, as they were
   const blob = new Blob([JSON.stringify(data, null, 1)], { type: "application/json" });
   const link = Object.assign(document.createElement("a"), {
     href: URL.createObjectURL(blob),
@@ -83,19 +199,31 @@ export function download() {
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
 
-/** Load a downloaded file's text: its records replace those saved here. Returns how many. */
-export function load(text) {
+/**
+ * Read a downloaded file's text, writing nothing: {records: [[id, record]], exported (time or
+ * null)}. Throws an Error whose message says, in Chinese, what is wrong with the file.
+ */
+export function parse(text) {
   let data;
   try {
     data = JSON.parse(text);
   } catch {
     throw new Error("它不是 JSON 文件");
   }
-  if (!data || data.format !== FORMAT || typeof data.exercises !== "object" || !data.exercises) {
+  if (!data || data.format !== FORMAT || !data.exercises || typeof data.exercises !== "object" ||
+      Array.isArray(data.exercises)) {
     throw new Error("它不是「下载全部练习」生成的文件");
   }
-  if (data.version > VERSION) throw new Error("它来自更新版本的课程网站，请先刷新页面");
-  const entries = Object.entries(data.exercises).filter(([, record]) => record && typeof record === "object");
-  for (const [id, record] of entries) write(id, record);
-  return entries.length;
+  if (typeof data.version !== "number" || data.version > VERSION) throw new Error("它来自更新版本的课程网站，请先刷新页面");
+  const entries = Object.entries(data.exercises);
+  if (entries.length > MAX_RECORDS) throw new Error(`它有 ${entries.length} 道练习的记录，多得不像这门课的`);
+  const records = [];
+  for (const [id, value] of entries) {
+    if (!ID.test(id) || id.length > 200) throw new Error(`其中「${id.slice(0, 40)}」不是练习的名字`);
+    const { record, problem } = clean(value);
+    if (problem) throw new Error(`练习 ${id} 的${problem}`);
+    records.push([id, record]);
+  }
+  const exported = Date.parse(data.exported);
+  return { records, exported: Number.isFinite(exported) ? exported : null };
 }

@@ -9,8 +9,10 @@
 //               {id, type: "load", folder, url, modules} import widgets/<folder>/model.py, after writing
 //                                                        widgets/common/<modules>.py (the widget's own)
 //               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
+//               {type: "ping"}                           answered by a pong at once
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
 //               {type: "started", id}   (the call's time limit starts now)
+//               {type: "pong"}          (the answer to {type: "ping"}: the page's watchdog)
 //               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result", error}
 // Exercises never come here: they run the student's code on Pyodide (worker.js).
 // A runaway call is stopped as under Pyodide: runtime.js terminates this worker.
@@ -159,6 +161,7 @@ function describe(error) {
 self.onmessage = async ({ data }) => {
   if (data.type === "prefetch") return prefetch(data.folders);
   if (data.type === "start") return start();
+  if (data.type === "ping") return postMessage({ type: "pong" });
   if (data.type === "boot") {
     booted ??= boot(data.sharedModules, data.size).catch((error) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });

@@ -14,13 +14,15 @@ business: missing_modules() names those a run needs, and the worker adds the ful
 import ast
 import importlib.util
 import json
+import os
+import re
 import sys
 import traceback
 
 import _cw_checker as checker
+from _cw_bridge import TimeUp
 
 FILENAME = "你的代码"  # what a traceback calls the student's code
-MAX_OUTPUT = 50_000  # characters of output shown; the rest is counted, not sent
 RECURSION_LIMIT = 500  # deep enough for any exercise, shallow enough for the browser's stack
 
 FULL_WIDTH = {"（": "(", "）": ")", "：": ":", "，": ",", "“": '"', "”": '"', "‘": "'", "’": "'",
@@ -31,18 +33,14 @@ FULL_WIDTH = {"（": "(", "）": ")", "：": ":", "，": ",", "“": '"', "”":
 
 class Output:
     """sys.stdout and sys.stderr during a run: text goes to `emit(stream, text)` as it is
-    written, until MAX_OUTPUT characters have gone."""
+    written. The cap on how much is shown lives in worker.js, out of the student's reach."""
 
-    def __init__(self, emit, stream, budget):
-        self.emit, self.stream, self.budget = emit, stream, budget
+    def __init__(self, emit, stream):
+        self.emit, self.stream = emit, stream
 
     def write(self, text):
-        if self.budget["left"] > 0:
-            piece = text[: self.budget["left"]]
-            self.budget["left"] -= len(piece)
-            self.emit(self.stream, piece)
-            if self.budget["left"] <= 0:
-                self.emit("note", f"（输出超过 {MAX_OUTPUT:,} 个字符，后面的不再显示；代码还在继续运行。）\n")
+        if text:  # an empty write shows nothing, and a loop of them must not flood the page
+            self.emit(self.stream, str(text))
         return len(text)
 
     def flush(self):
@@ -55,6 +53,14 @@ class Discard:
 
     def flush(self):
         pass
+
+
+class _OsExit(SystemExit):
+    """os._exit() called by the student's code: it ends their code, not the browser's Python."""
+
+
+def _os_exit(status=0):
+    raise _OsExit(status)
 
 
 def _no_input(prompt=""):
@@ -95,29 +101,82 @@ def add_archive(path):
         sys.path.append(path)
 
 
-def _full_width(error):
-    """(character, ASCII replacement) when a SyntaxError is a full-width character, else None."""
-    for char in error.text or "":
-        if char in FULL_WIDTH:
-            return char, FULL_WIDTH[char]
+# Characters that look like Python's own but are not, as they come from a web page (this site's
+# widgets print U+2212 for minus): the character -> (how it is named, what to type instead).
+LOOKALIKE = {"\u2212": ("减号的数学写法「−」", "-"), "\u00d7": ("乘号「×」", "*"), "\u00f7": ("除号「÷」", "/"),
+             "\u00a0": ("一个不换行空格（从网页复制时常带进来，看起来和空格一样）", " "),
+             "\u200b": ("一个看不见的零宽空格", ""), "\ufeff": ("一个看不见的字节顺序标记", "")}
+_INVALID = re.compile(r"invalid (?:non-printable )?character.*?U\+([0-9A-Fa-f]{4,6})")
+_TRIPLE = ("'" * 3, '"' * 3)
+
+
+def _ascii_for(char):
+    """(how the character is named, what to type instead) when it is a known slip, else None."""
+    if char in FULL_WIDTH:
+        shown = "全角空格" if char == "　" else f"「{char}」"
+        return f"中文输入法打出的全角符号 {shown}", FULL_WIDTH[char]
+    if char in LOOKALIKE:
+        return LOOKALIKE[char]
+    if 0xFF01 <= ord(char) <= 0xFF5E:  # full-width digits and letters: U+FF01.. maps onto ASCII !..~
+        return f"全角字符「{char}」", chr(ord(char) - 0xFEE0)
     return None
 
 
-def _column(error, char):
-    """The 1-based column of `char` on the error's line."""
+def _code_part(line):
+    """(column, character) of a line outside its strings and its comment: a full-width comma in
+    `# 负数变成 0，其余原样返回` or in "好吃，不好吃" is no error."""
+    quote = None
+    i = 0
+    while i < len(line):
+        char = line[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif line.startswith(quote, i):
+                i += len(quote) - 1
+                quote = None
+        elif char == "#":
+            return
+        elif char in "'\"":
+            quote = line[i:i + 3] if line[i:i + 3] in _TRIPLE else char
+            i += len(quote) - 1
+        else:
+            yield i + 1, char
+        i += 1
+
+
+def _slip(error):
+    """(column, character, name, replacement) of the character a SyntaxError is about, or None."""
     text = error.text or ""
-    return text.index(char) + 1 if char in text else error.offset
+    match = _INVALID.search(error.msg or "")
+    if match:  # Python names the character: that one, where it says
+        char = chr(int(match.group(1), 16))
+        found = _ascii_for(char)
+        if not found:
+            return None
+        offset = error.offset or 0
+        column = offset if 0 < offset <= len(text) and text[offset - 1] == char else None
+        return column or next((c for c, ch in _code_part(text) if ch == char), offset), char, *found
+    if "invalid" in (error.msg or ""):  # "invalid syntax": a slip in the code, not in a string or comment
+        for column, char in _code_part(text):
+            found = _ascii_for(char)
+            if found:
+                return column, char, *found
+    return None
 
 
 def explain_syntax(error):
     """One line of Chinese for a SyntaxError (IndentationError and TabError included)."""
     line = error.lineno
-    found = _full_width(error) if "character" in (error.msg or "") or "invalid" in (error.msg or "") else None
+    found = _slip(error)
     if found:
-        char, ascii_char = found
-        shown = "全角空格" if char == "　" else f"「{char}」"
-        return (f"第 {line} 行第 {_column(error, char)} 列是中文输入法打出的全角符号 {shown}：代码里的括号、"
-                f"冒号、逗号和引号都要用半角（英文）符号，把它换成「{ascii_char}」。")
+        column, char, name, ascii_char = found
+        if char in FULL_WIDTH:
+            return (f"第 {line} 行第 {column} 列是{name}：代码里的括号、冒号、逗号和引号都要用半角（英文）"
+                    f"符号，把它换成「{ascii_char}」。")
+        fix = f"把它换成「{ascii_char}」" if ascii_char.strip() else ("删掉它，重新敲一个空格" if ascii_char else "删掉它")
+        return (f"第 {line} 行第 {column} 列是{name}（U+{ord(char):04X}）：Python 不认它，{fix}。"
+                f"从网页复制来的代码常带着这样的字符。")
     if isinstance(error, TabError):
         return f"第 {line} 行的缩进混用了 Tab 和空格：统一用空格（每层 4 个）。"
     if isinstance(error, IndentationError):
@@ -177,39 +236,77 @@ def describe_error(error, source_lines):
             "text": "".join(lines), "hint": explain(error)}
 
 
-def run(code, given_json, check_json, emit):
+def _exit_note(error):
+    what = "os._exit()" if isinstance(error, _OsExit) else "exit()"
+    return f"（代码调用了 {what}，运行到这里结束。）\n"
+
+
+def _own_interrupt(error, source_lines):
+    """The student's own KeyboardInterrupt (or another BaseException): about their code."""
+    described = describe_error(error, source_lines)
+    described["hint"] = ("代码自己抛出了 KeyboardInterrupt：在浏览器里没有人按 Ctrl+C，去掉这一行即可。"
+                         if isinstance(error, KeyboardInterrupt) else
+                         f"代码抛出了 {type(error).__name__}，它不是 Exception 的子类，平常的 except 接不住它。")
+    return described
+
+
+def run(code, given_json, check_json, emit, settle=lambda: None):
     """Run the student's `code`, then check it. `given_json`: the names defined for it;
     `check_json`: {"source", "file", "line", "cases"}; `emit(stream, text)` receives output as it
-    is printed ("stdout", "stderr" or "note"). Returns JSON text:
-    {"ran": bool (to the end), "error": describe_error() or None, "verdict": checker.verdict() or None}."""
+    is printed ("stdout", "stderr" or "note"); `settle()` puts back whatever the code changed in
+    this Python (clean_state.py), called after the code and after the check has called it, so
+    the checker and json always run as shipped. Returns JSON text: {"ran": bool (to the end),
+    "error": describe_error() or None, "verdict": checker.verdict() or None, "timeout": bool
+    (TimeUp: the worker's time limit ended it)}."""
     source_lines = code.splitlines()
     try:
         compiled = compile(code, FILENAME, "exec")
     except SyntaxError as e:
         return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
                           ensure_ascii=False)
+    except (ValueError, MemoryError, RecursionError) as e:  # a NUL byte; nesting too deep to compile
+        return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
+                          ensure_ascii=False)
     ns = {"__name__": "__main__", "input": _no_input, **json.loads(given_json)}
-    budget = {"left": MAX_OUTPUT}
-    saved = sys.stdout, sys.stderr, sys.getrecursionlimit()
-    sys.stdout, sys.stderr = Output(emit, "stdout", budget), Output(emit, "stderr", budget)
-    sys.setrecursionlimit(RECURSION_LIMIT)
+    saved = sys.stdout, sys.stderr, sys.getrecursionlimit(), os._exit
     error = None
-    try:
-        exec(compiled, ns)
-    except SystemExit:  # exit() ends a program normally: the check still runs
-        emit("note", "（代码调用了 exit()，运行到这里结束。）\n")
-    except Exception as e:  # the student's code failed: told below, with its own lines
-        error = describe_error(e, source_lines)
-    finally:
-        sys.stdout, sys.stderr = saved[0], saved[1]
+    timeout = False
     verdict = None
-    if error is None:
-        spec = json.loads(check_json)
-        sys.stdout = sys.stderr = Discard()  # what the code prints while checked is not the student's run
+    try:
+        sys.stdout, sys.stderr = Output(emit, "stdout"), Output(emit, "stderr")
+        sys.setrecursionlimit(RECURSION_LIMIT)
+        os._exit = _os_exit
         try:
+            exec(compiled, ns)
+        except SystemExit as e:  # exit() ends a program normally: the check still runs
+            emit("note", _exit_note(e))
+        except TimeUp:
+            raise
+        except Exception as e:  # the student's code failed: told below, with its own lines
+            error = describe_error(e, source_lines)
+        except BaseException as e:  # KeyboardInterrupt and the like, raised by the code itself
+            error = _own_interrupt(e, source_lines)
+        settle()
+        if error is None:
+            spec = json.loads(check_json)
+            sys.stdout = sys.stderr = Discard()  # what the code prints while checked is not the student's run
+            sys.setrecursionlimit(RECURSION_LIMIT)
             check = checker.load_check(spec["source"], spec["file"], spec["line"])
-            verdict = checker.verdict(ns, check, spec["cases"], FILENAME)
-        finally:
-            sys.stdout, sys.stderr = saved[0], saved[1]
-    sys.setrecursionlimit(saved[2])
-    return json.dumps({"ran": error is None, "error": error, "verdict": verdict}, ensure_ascii=False)
+            verdict = checker.verdict(ns, check, spec["cases"], FILENAME, settle=settle)
+    except TimeUp:
+        timeout = True
+    finally:
+        sys.stdout, sys.stderr, os._exit = saved[0], saved[1], saved[3]
+        sys.setrecursionlimit(saved[2])
+    settle()
+    if verdict is not None:
+        verdict["message"] = _short(verdict["message"])
+    return json.dumps({"ran": error is None and not timeout, "error": error, "verdict": verdict, "timeout": timeout},
+                      ensure_ascii=False)
+
+
+MAX_VERDICT = 600  # characters of a verdict: a wrong result of a million numbers is cut
+
+
+def _short(text):
+    return text if len(text) <= MAX_VERDICT else text[: MAX_VERDICT - 1] + "…"

@@ -33,6 +33,12 @@ const WORKERS = {
 };
 const LABELS = { pyodide: "Pyodide", micropython: "MicroPython" };
 const CALL_TIMEOUT_MS = 5000; // counted from when Python starts the call, not from when it was queued
+// The worker ends a call that runs past its limit by itself (worker.js: the deadline inside
+// Python), and says so; the page ends the worker only if that has not come this much later.
+const SELF_STOP_SLACK_MS = 1500;
+// While calls wait and none runs in Python, the worker must answer a ping within this time; one
+// that does not has been closed or hangs (a student's js.close(), a stray callback's loop).
+const ACCEPT_MS = 5000;
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
 const MAX_REPLAYS = 2; // a queued call re-sent after another widget's runaway restarted Python
@@ -115,7 +121,7 @@ let startupSizes = null; // Promise: widgets/runtime/runtimes.json (written by t
 let spareWanted = false; // an exercise on this visit asked for one (keepSpare)
 let exercisesOnPage = false; // a Pyodide booted now prepares the exercises' runner too
 let nextId = 1;
-const pending = new Map(); // id -> {engine, widget, resolve, reject, limitMs, timer, onOutput, exercise}
+const pending = new Map(); // id -> {engine, widget, resolve, reject, limitMs, timer, onOutput, onStarted, exercise}
 
 const folderOf = (name) => name.replaceAll("-", "_");
 
@@ -166,11 +172,12 @@ class Engine {
   // gives the shared modules' names and the download's size text. MicroPython's worker that
   // early.js made while the page was arriving is taken over instead: it has downloaded what it
   // needs, is told to boot now and reads the names itself, and what it said meanwhile is heard.
-  spawn(setup) {
+  spawn(setup, again = this.restarted) {
     const early = this.name === "micropython" ? takeEarlyWorker() : null;
     const own = early ? early.worker : new Worker(WORKERS[this.name], { type: "module" });
     if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start" });
-    const up = new Promise((resolve, reject) => {
+    const record = { own, up: null, progress: null };
+    record.up = new Promise((resolve, reject) => {
       let ready = false; // Python has started in `own`
       setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
       own.onmessage = ({ data }) => {
@@ -179,13 +186,18 @@ class Engine {
           if (own === this.worker) this.bootProgress = null;
           resolve();
         } else if (data.type === "boot-error") reject(new Error(data.message));
-        else if (own !== this.worker) return; // a spare's boot, or a terminated worker's last words
-        else if (data.type === "progress") {
+        else if (own !== this.worker) {
+          // A spare's boot (told to whoever waits on it once it takes over), or a terminated worker's last words.
+          if (data.type === "progress" && !ready) record.progress = data.text;
+        } else if (data.type === "progress") {
           if (!ready) this.bootProgress = data.text;
           this.progressListeners.forEach((fn) => fn(data.text));
-        } else if (data.type === "started") started(data.id);
-        else if (data.type === "output") pending.get(data.id)?.onOutput?.(data.stream, data.text);
-        else settle(data);
+        } else if (data.type === "pong") this.answered();
+        else if (data.type === "started") started(data.id);
+        else if (data.type === "output") {
+          const job = pending.get(data.id);
+          for (const [stream, text] of data.pieces || []) job?.onOutput?.(stream, text);
+        } else settle(data);
       };
       own.onerror = (event) => {
         event.preventDefault();
@@ -196,11 +208,11 @@ class Engine {
         return;
       }
       setup().then(({ modules, size }) => {
-        own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size });
+        own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size, again });
       }, reject);
     });
-    up.catch(() => {});
-    return { own, up };
+    record.up.catch(() => {});
+    return record;
   }
 
   start() {
@@ -214,6 +226,7 @@ class Engine {
     const next = this.spare || this.spawn(setup); // the spare goes first
     this.spare = null;
     this.worker = next.own;
+    this.bootProgress = next.progress; // a spare still booting: whoever waits hears how far it is
     next.up.then(() => this.bootSpare(), () => {});
     return next.up;
   }
@@ -228,7 +241,7 @@ class Engine {
 
   bootSpare() {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
-    this.spare = this.spawn(() => sharedModules.then((modules) => ({ modules, size: "" })));
+    this.spare = this.spawn(() => sharedModules.then((modules) => ({ modules, size: "" })), true);
     this.spare.up.catch(() => {
       if (this.spare) this.spare.own.terminate();
       this.spare = null;
@@ -252,6 +265,10 @@ class Engine {
   // new one. The call that ran away gets `error`; calls that were only queued are replayed.
   restart(culprit, error) {
     if (this.worker) this.worker.terminate();
+    this.restarted = true; // the next boot says so, not "download"
+    clearTimeout(this.acceptTimer);
+    this.acceptTimer = null;
+    this.pinged = false;
     this.worker = null;
     this.booting = null;
     this.bootProgress = null;
@@ -264,12 +281,53 @@ class Engine {
     }
   }
 
-  request(widget, message, limitMs, onOutput = null) {
+  // Watchdog: while calls wait for this worker and none is running in Python (a running call has
+  // its own time limit, `job.timer`), the worker must answer a ping within ACCEPT_MS, and again
+  // every ACCEPT_MS while they wait; otherwise it is replaced and the calls are sent again. A
+  // worker waiting for a download answers at once; a closed one (js.close()) or one looping
+  // outside any call (a stray callback) never does. A call the worker took but will never finish
+  // (it was closed meanwhile) does not count as running: only `started` does.
+  watch() {
+    const jobs = [...pending.values()].filter((job) => job.engine === this);
+    if (!this.worker || !jobs.length || jobs.some((job) => job.timer)) {
+      clearTimeout(this.acceptTimer);
+      this.acceptTimer = null;
+      this.pinged = false;
+      return;
+    }
+    if (this.pinged) return; // its answer is awaited
+    clearTimeout(this.acceptTimer);
+    const worker = this.worker;
+    this.pinged = true;
+    worker.postMessage({ type: "ping" });
+    this.acceptTimer = setTimeout(() => {
+      this.acceptTimer = null;
+      this.pinged = false;
+      if (this.worker !== worker) return;
+      console.warn(`${this.name}: the worker did not answer for ${ACCEPT_MS / 1000} s; it is replaced`);
+      this.restart(null, null);
+    }, ACCEPT_MS);
+  }
+
+  // The worker answered a ping: calls still waiting are checked again ACCEPT_MS later.
+  answered() {
+    if (!this.pinged) return;
+    clearTimeout(this.acceptTimer);
+    this.pinged = false;
+    this.acceptTimer = setTimeout(() => {
+      this.acceptTimer = null;
+      this.watch();
+    }, ACCEPT_MS);
+  }
+
+  request(widget, message, limitMs, onOutput = null, onStarted = null) {
     if (!this.worker) return Promise.reject(new WidgetError("replayed", widget, "Python restarted"));
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { engine: this, widget, resolve, reject, limitMs, timer: null, onOutput, exercise: message.type === "exercise" });
-      this.worker.postMessage({ id, ...message });
+      pending.set(id, { engine: this, widget, resolve, reject, limitMs, timer: null, onOutput, onStarted,
+        exercise: message.type === "exercise" });
+      this.worker.postMessage({ id, limitMs, ...message });
+      this.watch();
     });
   }
 }
@@ -287,10 +345,14 @@ export function keepSpare() {
   if (engine.booting) engine.booting.then(() => engine.bootSpare(), () => {});
 }
 
-// The worker has begun this call: only now does its time limit run.
+// The worker has begun this call: only now does its time limit run (the worker keeps it itself;
+// this is the page's backstop).
 function started(id) {
   const job = pending.get(id);
-  if (job) job.timer = setTimeout(() => runaway(id), job.limitMs);
+  if (!job) return;
+  job.onStarted?.();
+  job.timer = setTimeout(() => runaway(id), job.limitMs + SELF_STOP_SLACK_MS);
+  job.engine.watch(); // a call runs: no ping is awaited meanwhile
 }
 
 function runaway(id) {
@@ -303,9 +365,13 @@ function settle({ id, ok, result, kind, error }) {
   if (!job) return;
   pending.delete(id);
   clearTimeout(job.timer);
-  if (!ok && job.exercise && kind === "runtime") {
-    job.reject(new WidgetError("broken", job.widget, error));
-    job.engine.restart(null, null); // this Python is no longer to be trusted
+  job.engine.watch();
+  // The time limit ended the call inside Python (which may have had to leave Python for good),
+  // or an exercise broke Python itself: this Python is no longer to be trusted.
+  if (!ok && (kind === "runaway" || (job.exercise && kind === "runtime"))) {
+    job.reject(kind === "runaway" ? new WidgetError("runaway", job.widget, job.limitMs / 1000)
+      : new WidgetError("broken", job.widget, error));
+    job.engine.restart(null, null);
     return;
   }
   if (!ok) {
@@ -369,56 +435,88 @@ async function loadModel(widget, onProgress = null) {
   return engine;
 }
 
-/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
-export async function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
+// Another call's runaway, an exercise's 停止 or a hung worker restarted Python while this waited:
+// it is sent again (at most MAX_REPLAYS times).
+async function replaying(step) {
   for (let replay = 0; ; replay++) {
     try {
-      const engine = await loadModel(name);
-      return await engine.request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+      return await step();
     } catch (error) {
-      // Another widget's runaway restarted Python while this call waited: send it again.
       if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) throw error;
     }
   }
 }
 
-let exerciseJob = null; // the id of the exercise run in progress
+/** Run widgets/<name>/model.py's fn(params) in Python; resolves to its dict, rejects with a WidgetError. */
+export function call(name, fn, params, limitMs = CALL_TIMEOUT_MS) {
+  return replaying(async () => {
+    const engine = await loadModel(name);
+    return engine.request(name, { type: "call", folder: folderOf(name), fn, params: JSON.stringify(params) }, limitMs);
+  });
+}
+
+let exerciseTurn = Promise.resolve(); // exercises run one at a time, in the order asked
 
 /**
  * Run a student's code in Pyodide, then its check. `spec`: {title (for messages), code, given
  * (JSON text), check (JSON text: source, file, line, cases), limitMs, onOutput(stream, text),
- * onBoot(text) (Python's start-up progress)}. Resolves to {ran, error, verdict}
- * (widgets/runtime/run_exercise.py); rejects with a WidgetError: "runtime" (Python did not
- * start), "runaway" (the time limit), "stopped" (stopExercise), "broken" (Python failed).
+ * onBoot(text) (Python's start-up progress), signal (an AbortSignal: this run's 停止)}.
+ * Resolves to {ran, error, verdict, timeout} (widgets/runtime/run_exercise.py); rejects with a
+ * WidgetError: "runtime" (Python did not start), "runaway" (the time limit), "stopped" (the
+ * signal), "broken" (Python failed). The error's `started` says whether the code began to run:
+ * a run stopped while it waited for Python or for another exercise's run never did.
  */
-export async function runExercise({ title, code, given, check, limitMs, onOutput, onBoot }) {
+export async function runExercise({ title, code, given, check, limitMs, onOutput, onBoot, signal }) {
   const engine = engines.pyodide;
   exercisesOnPage = true; // a Pyodide first booted for this run prepares the runner at once
-  if (onBoot) {
-    engine.progressListeners.add(onBoot);
-    if (engine.bootProgress) onBoot(engine.bootProgress);
-  }
+  let started = false;
+  const stopped = () => Object.assign(new WidgetError("stopped", title, ""), { started });
+  const aborted = new Promise((_, reject) => {
+    if (signal.aborted) reject(stopped());
+    signal.addEventListener("abort", () => reject(stopped()), { once: true });
+  });
+  aborted.catch(() => {});
+  const before = exerciseTurn;
+  let done;
+  exerciseTurn = Promise.all([before, new Promise((resolve) => (done = resolve))]);
   try {
-    await engine.boot();
-  } catch (error) {
-    throw new WidgetError("runtime", title, error.message);
+    await Promise.race([before, aborted]);
+    if (onBoot) {
+      engine.progressListeners.add(onBoot);
+      if (engine.bootProgress) onBoot(engine.bootProgress);
+    }
+    try {
+      await Promise.race([engine.boot(), aborted]);
+    } catch (error) {
+      throw error instanceof WidgetError ? error : new WidgetError("runtime", title, error.message);
+    } finally {
+      if (onBoot) engine.progressListeners.delete(onBoot);
+    }
+    onBoot?.("运行中…");
+    for (let replay = 0; ; replay++) {
+      const id = nextId; // request() takes this id
+      const stop = () => {
+        if (pending.has(id)) engine.restart(id, stopped());
+      };
+      signal.addEventListener("abort", stop, { once: true });
+      try {
+        return await engine.request(title, { type: "exercise", code, given, check }, limitMs, onOutput,
+          () => (started = true));
+      } catch (error) {
+        // The worker was replaced before this run began (another call's runaway, a hung
+        // worker): send it again; it was not interrupted, it had not started.
+        if (!(error instanceof WidgetError) || error.kind !== "replayed" || replay >= MAX_REPLAYS) {
+          if (error instanceof WidgetError) error.started ??= started;
+          throw error;
+        }
+        await Promise.race([engine.boot(), aborted]);
+      } finally {
+        signal.removeEventListener("abort", stop);
+      }
+    }
   } finally {
-    if (onBoot) engine.progressListeners.delete(onBoot);
+    done();
   }
-  onBoot?.("运行中…");
-  const id = nextId; // request() takes this id
-  exerciseJob = id;
-  try {
-    return await engine.request(title, { type: "exercise", code, given, check }, limitMs, onOutput);
-  } finally {
-    if (exerciseJob === id) exerciseJob = null;
-  }
-}
-
-/** End the exercise run in progress now: its Python is terminated (the spare takes over). */
-export function stopExercise() {
-  const job = exerciseJob && pending.get(exerciseJob);
-  if (job) job.engine.restart(exerciseJob, new WidgetError("stopped", job.widget, ""));
 }
 
 export function fill(root, state) {
@@ -522,7 +620,7 @@ function activate(root) {
       const view = await importView(name, title);
       const python = view.python !== false;
       if (python) {
-        const engine = await loadModel(name, onProgress);
+        const engine = await replaying(() => loadModel(name, onProgress));
         root.dataset.runtime = engine.name; // which Python answers this widget (for authors and tests)
       }
       const api = {
