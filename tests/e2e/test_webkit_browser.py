@@ -172,8 +172,13 @@ def test_stop_and_the_time_limit_give_the_cpu_back(webkit, served_site):
     type_and_run(webkit, ["while True: pass"])
     wait(webkit, js_text(f"{FFN} .cw-exercise__verdict") + ".includes('运行超过了')", 30)
     time.sleep(1.0)
-    after_limit = busy()
-    assert after_limit < max(0.5 * looping, idle + 0.15), (idle, looping, after_limit)
+    # After the limit the page may boot a fresh Python at once, which takes a core for a few seconds
+    # on this machine; a loop left running would hold it for good. So the readings go on for up to
+    # about 9 s and one of them must be quiet (the 1-s figure is asserted for 停止 above only).
+    readings = [busy()]
+    while readings[-1] >= max(0.5 * looping, idle + 0.15) and len(readings) < 6:
+        readings.append(busy())
+    assert readings[-1] < max(0.5 * looping, idle + 0.15), (idle, looping, readings)
     type_and_run(webkit, ["print(6 * 7)"])
     wait(webkit, js_text(f"{FFN} .cw-exercise__output") + ".startsWith('42')", BOOT_S)
     webkit.get(served_site[1] + "?runtime=auto")

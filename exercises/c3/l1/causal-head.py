@@ -40,8 +40,8 @@ def attend(Q, K, V):
         scores = [sum(a * b for a, b in zip(Q[t], K[j])) / math.sqrt(d_k) for j in range(t + 1)]
         top = max(scores)
         exps = [math.exp(s - top) for s in scores]
-        total = sum(exps)
-        w = [e / total for e in exps]
+        norm = sum(exps)
+        w = [e / norm for e in exps]
         out.append([sum(w[j] * V[j][i] for j in range(t + 1)) for i in range(len(V[0]))])
     return out
 
