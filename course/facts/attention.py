@@ -7,8 +7,8 @@ least NAME_RATIO times what the content-blind prefix average puts there on the s
 """
 from course.widgets import common_module
 
+numfmt = common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")  # the seeds protocol, the one rule every lesson reads runs by
-numfmt = common_module("numfmt")
 
 
 def say(c):
@@ -105,6 +105,14 @@ def control_facts(doc):
     }
 
 
+def typical_query(doc, layer, head):
+    """In the first passage, the last query whose largest weight in (layer, head) is on the token
+    right before it: the widget opens there, on what the head usually does (None when no query does)."""
+    rows = doc["passages"][0]["weights"][layer - 1][head - 1]
+    hits = [t for t, row in enumerate(rows) if t >= 1 and row.index(max(row)) == t - 1]
+    return hits[-1] if hits else None
+
+
 def attention_facts(doc):
     ms = doc["measures"]
     heads, blind = ms["heads"], ms["prefix_average"]
@@ -126,6 +134,7 @@ def attention_facts(doc):
         "passages": [{"text": p["text"], "tokens": len(p["tokens"])} for p in doc["passages"]],
         "selection": doc["selection"],
         "control": control_facts(doc),
+        "open_query": typical_query(doc, best["previous"]["layer"], best["previous"]["head"]),
     }
 
 

@@ -127,3 +127,14 @@ def test_the_control_is_read_by_the_seeds_protocol(site_dir):
         assert f"基线的种子 {far[1]} 起步晚，训练结束时落在 {far[0]:.3f}" in text
         assert f"只看其余 {len(rest)} 个种子，带只有 {spread:.3f}。" in text and "倍。规则不因" not in text
         assert (f"把带撑宽的种子 {far[1]} 不在配对之中" in text) == (far[1] not in c)
+
+
+def test_the_attention_map_opens_on_what_the_previous_token_head_usually_does(site_dir):
+    """The default query is one whose largest weight in the previous-token head is on the token
+    before it (the sentence-final punctuation the widget used to open on was the head's exception)."""
+    facts = build_facts(load_data(ROOT / "data", ROOT))["attention"]
+    q, b = facts["open_query"], facts["best"]["previous"]
+    row = facts["data"]["passages"][0]["weights"][b["layer"] - 1][b["head"] - 1][q]
+    assert q >= 1 and row.index(max(row)) == q - 1
+    token = facts["data"]["passages"][0]["tokens"][q]["text"]
+    assert f"查询是第一段里的「{token}」：它把最多的权重给了紧挨着的前一个 token" in text_of(site_dir)
