@@ -275,7 +275,7 @@ def estimate_seconds(results: dict[str, dict], steps: int) -> float:
 
 
 def band_from_ablation(path: Path) -> dict | None:
-    """The baseline's seed band from the FFN experiment's committed export (bf16 autocast runs)."""
+    """The baseline's seed band from the FFN experiment's committed export, with the precision its card names."""
     if not path.exists():
         return None
     ab = json.loads(path.read_text(encoding="utf-8"))

@@ -128,7 +128,7 @@ def test_instant_navigation_during_the_warm_up_keeps_one_worker(open_page, serve
     page.evaluate("window.sameDocument = true")
     page.wait_for_function("window.workersStarted === 1", timeout=30_000)  # warming up
     start_material(page)  # the reader moves the mouse: Material's instant navigation starts
-    page.click("a.md-footer__link--prev")
+    page.click("a.md-header__button.md-logo")  # home (the lesson's previous page is C3's)
     page.wait_for_url(served_site[1])
     page.click('article a[href$="c4/l1-ffn/"]')
     page.locator(LF).scroll_into_view_if_needed()

@@ -15,7 +15,16 @@ import tinygpt as tg  # noqa: E402
 from rng import Rng  # noqa: E402
 
 pytestmark = pytest.mark.lab
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    """float64 for this file's tests only: the default dtype is global, and the lab's other tests
+    (run after these) train and compare exports in float32."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)
 
 
 def rand(rows, cols, seed):
