@@ -16,8 +16,15 @@ def say(c):
     return seeds.verdict_phrase(c, lambda x: numfmt.num(x, 3))
 
 KEY = "real-model/attention/attention"
+CARD = "real-model/model-card"  # the baseline's init scales, for what a score is before training
 NAME_SHARE = 0.3  # at least this share of the head's weight, on average ...
 NAME_RATIO = 5.0  # ... and this many times the prefix average's share
+# A head the table cannot tell from the prefix average: each share column within NEAR_SHARE of
+# the average's, and how far back it looks on average within NEAR_DISTANCE tokens of it.
+NEAR_SHARE = 0.01
+NEAR_DISTANCE = 2.0
+TABLE_SHARES = ("previous", "same_token", "punctuation", "first")  # the page table's share columns
+PEAK = 900  # per mille: a query whose largest weight is at least this puts nearly all on one key
 NAMED = (  # (measure, what the page calls a head named for it)
     ("previous", "前一个 token 头"),
     ("same_token", "同 token 头"),
@@ -50,6 +57,51 @@ def named_heads(heads, blind):
                     best = (m, r["ratio"])
         names[(h["layer"], h["head"])] = best[0] if best else None
     return by_measure, names
+
+
+def near_average(heads, blind):
+    """The heads that every column of the page's table puts within NEAR_SHARE / NEAR_DISTANCE of
+    the prefix average: on these measures they look like plain averaging.
+
+    near_average([{"layer": 1, "head": 1, "previous": 0.02, "same_token": 0.01, "punctuation": 0.06,
+                   "first": 0.02, "distance": 63.0}], {"previous": 0.02, "same_token": 0.014,
+                   "punctuation": 0.058, "first": 0.02, "distance": 63.9}) -> [(1, 1)]
+    """
+    return [(h["layer"], h["head"]) for h in heads
+            if all(abs(h[m] - blind[m]) < NEAR_SHARE for m in TABLE_SHARES)
+            and abs(h["distance"] - blind["distance"]) < NEAR_DISTANCE]
+
+
+def passage_queries(doc, layer, head):
+    """Over the widget's passages, one head: how many queries (each passage's first token aside,
+    it has nothing before it) put at least PEAK per mille on one key, and what the head does at
+    each passage's last token (its weight on the token before it and its largest weight, per mille)."""
+    queries = peaked = 0
+    ends = []
+    for p in doc["passages"]:
+        rows = p["weights"][layer - 1][head - 1]
+        for t in range(1, len(rows)):
+            queries += 1
+            peaked += max(rows[t]) >= PEAK
+        last = rows[-1]
+        ends.append({"text": p["tokens"][-1]["text"], "punct": p["tokens"][-1]["punct"],
+                     "previous": last[-2] / 1000, "top": max(last) / 1000, "top_is_previous": last.index(max(last)) == len(last) - 2})
+    return {"queries": queries, "peaked": peaked, "ends": ends}
+
+
+def init_scores(card, head_dim):
+    """What a score q.k is at initialisation in our model: RMSNorm hands W_Q and W_K inputs of unit
+    mean square, their entries are N(0, init_std^2), so each component of q or k has variance
+    d_model * init_std^2, and q.k (a sum of d_k such products) a standard deviation of sqrt(d_k)
+    times that variance.
+
+    init_scores({"architecture": {"d_model": 256, "init_std": 0.02}}, 64)["raw_std"] -> 0.8192 (to float error)
+    """
+    arch = card["architecture"]
+    var = arch["d_model"] * arch["init_std"] ** 2
+    raw = head_dim ** 0.5 * var
+    return {"component_var": var, "raw_std": raw, "scaled_std": raw / head_dim ** 0.5,
+            "init_std": arch["init_std"], "d_model": arch["d_model"]}
 
 
 def strongest(heads, m):
@@ -91,8 +143,12 @@ def control_facts(doc):
                 far = {"seed": x[1], "loss": x[0], "others": len(rest), "others_band": spread,
                        "paired": x[1] in ctl["seeds"]}
                 break
+    pairs = seeds.paired(seeds.by_seed(base), seeds.by_seed(ctl))
+    if far:
+        far["control_min"], far["control_max"] = min(ctl["val_losses"]), max(ctl["val_losses"])
     return {
-        "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]),
+        "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]), "pairs": pairs,
+        "seed_list": ctl["seeds"],
         "params": ctl["params"], "base_params": base["params"], "d_ff": ctl["model_config"]["d_ff"],
         "base_d_ff": base["model_config"]["d_ff"], "final": final, "final_train": final_train,
         "control_mean": mean(ctl["val_losses"]), "baseline_paired_mean": mean(paired), "steps": steps,
@@ -113,7 +169,7 @@ def typical_query(doc, layer, head):
     return hits[-1] if hits else None
 
 
-def attention_facts(doc):
+def attention_facts(doc, card=None):
     ms = doc["measures"]
     heads, blind = ms["heads"], ms["prefix_average"]
     by_measure, names = named_heads(heads, blind)
@@ -134,9 +190,13 @@ def attention_facts(doc):
         "passages": [{"text": p["text"], "tokens": len(p["tokens"])} for p in doc["passages"]],
         "selection": doc["selection"],
         "control": control_facts(doc),
+        "seeds_phrase": seeds.seeds_phrase,
+        "near": near_average(heads, blind), "near_rule": {"share": NEAR_SHARE, "distance": NEAR_DISTANCE},
+        "in_passages": passage_queries(doc, best["previous"]["layer"], best["previous"]["head"]),
+        "init": init_scores(card, doc["model_config"]["head_dim"]) if card else None,
         "open_query": typical_query(doc, best["previous"]["layer"], best["previous"]["head"]),
     }
 
 
 def facts(data):
-    return {"attention": attention_facts(data[KEY]) if KEY in data else None}
+    return {"attention": attention_facts(data[KEY], data.get(CARD)) if KEY in data else None}

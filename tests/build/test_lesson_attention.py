@@ -108,9 +108,11 @@ def test_the_control_is_read_by_the_seeds_protocol(site_dir):
     band = max(base["val_losses"]) - min(base["val_losses"])
     n, gap, measured = protocol(b, c, band)
     paired = sum(b[s] for s in c) / len(c)
-    assert (f"训练结束时，对照的验证损失是 {sum(c.values()) / len(c):.3f}，同样种子的基线是 {paired:.3f}：") in text
+    assert (f"训练结束时，对照的验证损失平均是 {sum(c.values()) / len(c):.3f}，同样种子的基线平均是 {paired:.3f}；") in text
+    diffs = "、".join(f"种子 {s_} {'+' if c[s_] > b[s_] else '−'}{abs(c[s_] - b[s_]):.3f}" for s_ in sorted(c))
+    assert f"逐对的差是{diffs}。" in text
     assert f"平均{'高' if gap > 0 else '低'} {abs(gap):.3f}" in text or f"高 {abs(gap):.3f}" in text
-    assert ("3 个种子配对，方向一致但平均只高" in text or "分不出高下" in text) == (not measured)
+    assert ("算测到了" in text.split("逐对的差是")[1].split("训练过程中")[0]) == measured
     assert f"（{ctl['params']:,} 个参数，基线 {base['params']:,} 个）" in text
     for i, row in enumerate(ctl["histories"][0]):
         at = [h[i]["val_loss"] for h in base["histories"]]
@@ -124,7 +126,7 @@ def test_the_control_is_read_by_the_seeds_protocol(site_dir):
     far, rest = ranked[-1], ranked[:-1]
     if not measured and far[0] - rest[-1][0] > 2 * (rest[-1][0] - rest[0][0]):
         spread = rest[-1][0] - rest[0][0]
-        assert f"基线的种子 {far[1]} 起步晚，训练结束时落在 {far[0]:.3f}" in text
+        assert f"基线的种子 {far[1]} 前几百步落在后面，训练结束时是 {far[0]:.3f}，和对照各种子的 {min(c.values()):.3f}–{max(c.values()):.3f} 差不多" in text
         assert f"只看其余 {len(rest)} 个种子，带只有 {spread:.3f}。" in text and "倍。规则不因" not in text
         assert (f"把带撑宽的种子 {far[1]} 不在配对之中" in text) == (far[1] not in c)
 
@@ -138,3 +140,37 @@ def test_the_attention_map_opens_on_what_the_previous_token_head_usually_does(si
     assert q >= 1 and row.index(max(row)) == q - 1
     token = facts["data"]["passages"][0]["tokens"][q]["text"]
     assert f"查询是第一段里的「{token}」：它把最多的权重给了紧挨着的前一个 token" in text_of(site_dir)
+
+
+def test_the_page_says_which_heads_it_cannot_tell_from_averaging(site_dir):
+    """No sentence says every trained head is not averaging; the heads whose every table column is
+    within 1 point (and 2 tokens back) of the prefix average are counted, by a rule written here again."""
+    doc = load_data(ROOT / "data", ROOT)["real-model/attention/attention"]
+    ms = doc["measures"]
+    blind = ms["prefix_average"]
+    near = [h for h in ms["heads"] if all(abs(h[m] - blind[m]) < 0.01 for m in ("previous", "same_token", "punctuation", "first"))
+            and abs(h["distance"] - blind["distance"]) < 2]
+    text = text_of(site_dir)
+    assert "训练出来的头不是在平均" not in text
+    if near:
+        names = "、".join(f"{h['layer']} · {h['head']}" for h in near)
+        assert f"其中 {len(near)} 个头（{names}）在表里每一列的份额都和前缀平均相差不到 1 个百分点" in text
+
+
+def test_the_scores_at_initialisation_follow_from_the_model_card(site_dir):
+    """The √d_k section's numbers for our own init: RMSNorm'd inputs, N(0, init_std^2) weights."""
+    data = load_data(ROOT / "data", ROOT)
+    arch, hd = data["real-model/model-card"]["architecture"], data["real-model/attention/attention"]["model_config"]["head_dim"]
+    var = arch["d_model"] * arch["init_std"] ** 2
+    text = text_of(site_dir)
+    assert f"不缩放的分数，标准差约 {hd ** 0.5 * var:.2f}" in text and f"之后约 {var:.2f}" in text
+
+
+def test_the_previous_token_heads_exceptions_are_counted_from_the_passages(site_dir):
+    facts = build_facts(load_data(ROOT / "data", ROOT))["attention"]
+    b = facts["best"]["previous"]
+    shares = []
+    for p in facts["data"]["passages"]:
+        last = p["weights"][b["layer"] - 1][b["head"] - 1][-1]
+        shares.append(numfmt.pct(last[-2] / 1000, 0))
+    assert f"它给前一个 token 的只有 {'、'.join(shares)}" in text_of(site_dir)

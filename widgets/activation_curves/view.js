@@ -16,7 +16,9 @@ export function mount(root, api) {
         dot.setAttribute("cy", m.cy);
         dot.dataset.shown = String(m.shown);
       }
-      for (const m of panel.minima) figure.querySelector(`[data-minimum="${m.key}"]`).dataset.shown = String(m.shown);
+      for (const m of panel.minima) {  // a minimum's dot and its label (drawn above the markers)
+        for (const part of figure.querySelectorAll(`[data-minimum="${m.key}"]`)) part.dataset.shown = String(m.shown);
+      }
     }
   }
 

@@ -9,7 +9,11 @@
 #
 # $$\sum_{j \le t} \mathrm{softmax}_j\!\left(\frac{q_t \cdot k_j}{\sqrt{d_k}}\right) v_j$$
 #
-# 只对 $j \le t$ 做 softmax（因果掩码），分母是 $\sqrt{d_k}$。页面上已经给好了 ⑤ 那句「{{ m.tokens | join("") }}」的 `Q`、`K`、`V`；写对了，第 4 行（「给了」）是 $({{ toy.head(m.Q, m.K, m.V)[3] | map("num", 3) | join(", ") }})$。检查还会换别的 $T$、$d_k$、$d_v$ 和别的数。
+# {%- set m2 = toy.matrices("inserted") %}
+# {%- set at = m2.tokens.index("给了") %}
+# 只对 $j \le t$ 做 softmax（因果掩码），分母是 $\sqrt{d_k}$。页面上已经给好了 ⑤ 那句「{{ m.tokens | join("") }}」的 `Q`、`K`、`V`；写对了，$t = 3$ 那一行（「给了」）是 $({{ toy.head(m.Q, m.K, m.V)[3] | map("num", 3) | join(", ") }})$。检查还会换别的 $T$、$d_k$、$d_v$ 和别的数。
+#
+# 写对之后回到这一课的问题：`Q2`、`K2`、`V2` 是插入「昨天」的那句「{{ m2.tokens | join("") }}」。对它运行你的 `attend`，看「给了」（现在是 $t = {{ at }}$）取回了几成小明，再和 ③ 里固定位置权重的结果比一比。
 
 # %% starter
 import math
@@ -28,6 +32,9 @@ def attend(Q, K, V):
 
 for row in attend(Q, K, V):
     print(row)
+# 写对之后：插入「昨天」的那句
+# for row in attend(Q2, K2, V2):
+#     print(row)
 
 # %% answer
 import math
@@ -53,7 +60,7 @@ for row in attend(Q, K, V):
 toy = model("attention-toy")
 m = toy.matrices("plain")
 m2 = toy.matrices("inserted")
-given = {"Q": m["Q"], "K": m["K"], "V": m["V"]}
+given = {"Q": m["Q"], "K": m["K"], "V": m["V"], "Q2": m2["Q"], "K2": m2["K"], "V2": m2["V"]}
 cases = [[m["Q"], m["K"], m["V"]], [m2["Q"], m2["K"], m2["V"]], [[[1.0]], [[1.0]], [[2.0, 3.0]]],
          [[[0.0, 3.0], [3.0, 0.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [2.0, -2.0]], [[1.0], [2.0], [3.0]]]]
 expected = [toy.head(*c) for c in cases]
