@@ -212,7 +212,9 @@ def chart(y, tied, form):
     lines = []
     for name, e, m in FORMATS:
         lines.append({"name": name, "y": tenths(py(float_max(e, m))), "label": name + " 最大值"})
-    x_ticks = [{"x": tenths(px(t)), "label": "1" if t == 0 else "10" + superscript(t)} for t in (-1, 0, 5, 10, 15, 20)]
+    # x = 1 sits close to x = 0.1: on a phone, where the labels are drawn larger, it is left out
+    x_ticks = [{"x": tenths(px(t)), "label": "1" if t == 0 else "10" + superscript(t), "crowded": t == 0}
+               for t in (-1, 0, 5, 10, 15, 20)]
     y_ticks = [{"y": tenths(py(10.0 ** t)), "label": "1" if t == 0 else "10" + superscript(t)} for t in (0, 10, 20, 30, 40)]
     return {"w": c["w"], "h": c["h"], "plain": " ".join(plain), "clamped": " ".join(capped),
             "lines": lines, "x_ticks": x_ticks, "y_ticks": y_ticks}
