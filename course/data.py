@@ -41,6 +41,9 @@ def sibling_registry(schema_path, root):
     folder = Path(schema_path).parent
     found = [(p.name, p) for p in sorted(folder.glob("*.schema.json"))]
     found += [(f"../{p.name}", p) for p in sorted(folder.parent.glob("*.schema.json"))]
+    # A "../x" inside a sibling reached by its bare name ("residual.schema.json#...") resolves
+    # against that name, to "x": the parent's schema answers it too, where no sibling is called x.
+    found += [(p.name, p) for p in sorted(folder.parent.glob("*.schema.json")) if not (folder / p.name).exists()]
     return Registry().with_resources(
         (name, Resource.from_contents(load_json(p, root), default_specification=DRAFT202012)) for name, p in found)
 

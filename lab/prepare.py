@@ -291,16 +291,3 @@ def _is_text(b: bytes) -> bool:
         return True
     except UnicodeDecodeError:
         return False
-
-
-def one_book_view(meta: dict) -> tuple[dict, dict]:
-    """The corpus and split blocks in the one-file shape that the residual, mechanism, norm and
-    gating exports still use (their schemas predate the seven-book corpus): for data prepared
-    from one corpus file only. Several books are refused: that export's schema must learn the
-    books first (lab/README.md)."""
-    files, books = meta["corpus"]["files"], meta["split"]["books"]
-    if len(files) != 1:
-        raise SystemExit(f"this experiment's export names one corpus file, but the data was prepared from"
-                         f" {len(files)}: update its schema to the seven-book model card first")
-    book = {k: v for k, v in books[0].items() if k not in ("file", "val_token_range")}
-    return dict(files[0]), {"rule": meta["split"]["rule"], **book}

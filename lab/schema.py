@@ -50,11 +50,18 @@ def schema_for(name: str) -> dict:
 
 @cache
 def registry_for(name: str) -> Registry:
-    """The schemas beside export `name`'s, by file name, for its $refs to them."""
+    """The schemas beside export `name`'s, by file name, and those one folder up as "../name", for its
+    $refs to them (as the site's course/data.py resolves them)."""
     folder = (SCHEMA_DIR / name).parent
+    found = [(p.name, p) for p in sorted(folder.glob("*.schema.json"))]
+    found += [(f"../{p.name}", p) for p in sorted(folder.parent.glob("*.schema.json"))]
+    # A "../x" inside a sibling reached by its bare name ("residual.schema.json#...") resolves
+    # against that name, to "x": the parent's schema answers it too, where no sibling is called x.
+    found += [(p.name, p) for p in sorted(folder.parent.glob("*.schema.json"))
+              if not (folder / p.name).exists()]
     return Registry().with_resources(
-        (p.name, Resource.from_contents(json.loads(p.read_text(encoding="utf-8")), default_specification=DRAFT202012))
-        for p in sorted(folder.glob("*.schema.json")))
+        (key, Resource.from_contents(json.loads(p.read_text(encoding="utf-8")), default_specification=DRAFT202012))
+        for key, p in found)
 
 
 # The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
@@ -64,11 +71,12 @@ SCHEMA_VERSION = max(schema_for(FILES[0])["properties"]["schema_version"]["enum"
 assert max(schema_for("ablation.json")["properties"]["schema_version"]["enum"]) == SCHEMA_VERSION
 # neurons.json has its own version: `python -m lab neurons` rewrites it alone, beside the other two.
 NEURONS_SCHEMA_VERSION = schema_for("neurons.json")["properties"]["schema_version"]["const"]
-# Each experiment versions its own format.
-RESIDUAL_SCHEMA_VERSION = schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["const"]
-MECHANISM_SCHEMA_VERSION = schema_for(MECHANISM_FILE)["properties"]["schema_version"]["const"]
-NORM_SCHEMA_VERSION = schema_for(NORM_FILE)["properties"]["schema_version"]["const"]
-GATING_SCHEMA_VERSION = schema_for(GATING_FILE)["properties"]["schema_version"]["const"]
+# Each experiment versions its own format; the lab writes the newest (2: the seven-book edition's
+# corpus and split blocks), the site still reads 1 until each experiment runs again.
+RESIDUAL_SCHEMA_VERSION = max(schema_for(RESIDUAL_FILE)["properties"]["schema_version"]["enum"])
+MECHANISM_SCHEMA_VERSION = max(schema_for(MECHANISM_FILE)["properties"]["schema_version"]["enum"])
+NORM_SCHEMA_VERSION = max(schema_for(NORM_FILE)["properties"]["schema_version"]["enum"])
+GATING_SCHEMA_VERSION = max(schema_for(GATING_FILE)["properties"]["schema_version"]["enum"])
 
 
 def key_path(parts) -> str:

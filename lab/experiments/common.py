@@ -249,6 +249,13 @@ def sig_all(value, digits: int):
     return value
 
 
+def corpus_label(meta: dict) -> str:
+    """The corpus part of an export's model-card name: a one-file corpus by its file's stem, several
+    books by their count. corpus_label({"corpus": {"files": [{"file": "tiny.txt"}]}}) -> 'tiny'"""
+    files = meta["corpus"]["files"]
+    return Path(files[0]["file"]).stem if len(files) == 1 else f"mingqing{len(files)}"
+
+
 def one_book_history(history: list[dict]) -> list[dict]:
     """A run's evaluations in the shape the residual, mechanism, norm and gating exports still use
     (step, tokens, train and val loss): their schemas predate the per-book evaluations."""

@@ -98,7 +98,8 @@ def top_quantile(values: torch.Tensor, share: float) -> float:
 
 
 @torch.no_grad()
-def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: float, digits: int) -> list[dict]:
+def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: float, digits: int,
+               segments=None) -> list[dict]:
     """Per layer, over every validation token (the val loss's non-overlapping windows): the largest
     gate and up pre-activations and hidden values, their top `share` quantile, and the share of
     entries a clamp at each limit would change (gpt-oss clamps the gate from above only and up on
@@ -108,8 +109,9 @@ def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: f
     hooks = [b.ffn.register_forward_pre_hook(lambda m, a, i=i: inputs[i].append(a[0][0].float()))
              for i, b in enumerate(model.blocks)]
     try:
-        for s in range(0, len(val), block):
-            model(val[s:s + block][None])
+        for first, end in segments or [(0, len(val))]:  # per book: a window never crosses one
+            for s in range(first, end, block):
+                model(val[s:min(s + block, end)][None])
     finally:
         for h in hooks:
             h.remove()
@@ -167,12 +169,13 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
     data = Path(base.data_dir)
     meta = json.loads((data / "meta.json").read_text())
     val = train.load_tokens(data, "val")
+    segments = [b[1:] for b in prepare.val_segments(meta)]  # each book's val tokens, as train.py scores them
     limits = clamp_limits()
     ranges = []
     for name in [BASELINE, *results]:
         model = common.load_model(common.run_dir(work, name, cfg.run_seed))
         ranges.append({"run": name, "ffn": model.cfg.ffn, "layers": ffn_ranges(model, val, limits, cfg.top_share,
-                                                                             cfg.digits)})
+                                                                             cfg.digits, segments)})
     doc = build_export(cfg, baseline, results, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
                        limits, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
     write(doc, Path(out))
@@ -246,10 +249,10 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
               + (f"; over the {cfg.budget_minutes}-minute limit by {over:,.0f} s" if over > 0 else "")
               + "; the baseline's full run reused from the work dir (not counted); one run at a time")
     card = {
-        "name": f"sanguo-gating-d{mc['d_model']}",
+        "name": f"{common.corpus_label(meta)}-gating-d{mc['d_model']}",
         **common.provenance(command, code),
         "hardware": common.hardware(baseline, bf16_autocast=baseline["bf16_autocast"]),
-        "corpus": prepare.one_book_view(meta)[0], "split": prepare.one_book_view(meta)[1],
+        "corpus": meta["corpus"], "split": meta["split"],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
                       "trained_on": meta["tokenizer"]["trained_on"]},
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],

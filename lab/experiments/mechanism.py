@@ -127,13 +127,13 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
     shared_train = common.portable_config({k: v for k, v in tc.items()
                                            if k not in ("variant", "seed", "bar_position", "stop_at")})
     card = {
-        "name": f"sanguo-residual-mechanism-d{mc['d_model']}",
+        "name": f"{common.corpus_label(meta)}-residual-mechanism-d{mc['d_model']}",
         "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
         "hardware": common.hardware(first, bf16_autocast=first["bf16_autocast"]),
-        "corpus": prepare.one_book_view(meta)[0],
-        "split": prepare.one_book_view(meta)[1],
+        "corpus": meta["corpus"],
+        "split": meta["split"],
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],
                          "d_ff": mc["d_ff"], "vocab_size": mc["vocab_size"], "block_size": mc["block_size"],
                          "norm": "pre-norm RMSNorm with a weight, no bias",

@@ -394,13 +394,13 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
       + [f"{n} ({RUNS[n].description}) was not trained: left out of this export's runs= to fit the budget"
          for n in RUNS if n not in results and n not in skipped]
     card = {
-        "name": f"sanguo-norm-d{mc['d_model']}",
+        "name": f"{common.corpus_label(meta)}-norm-d{mc['d_model']}",
         "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
         "hardware": common.hardware(baseline, bf16_autocast=baseline["bf16_autocast"]),
-        "corpus": prepare.one_book_view(meta)[0],
-        "split": prepare.one_book_view(meta)[1],
+        "corpus": meta["corpus"],
+        "split": meta["split"],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
                       "trained_on": meta["tokenizer"]["trained_on"]},
         "architecture": {"n_layer": mc["n_layer"], "n_head": mc["n_head"], "d_model": mc["d_model"],

@@ -99,15 +99,16 @@ class StreamCapture:
             h.remove()
 
 
-def stream_points(model: GPT, val: torch.Tensor) -> tuple[list[dict], float]:
+def stream_points(model: GPT, val: torch.Tensor, segments=None) -> tuple[list[dict], float]:
     """RMS of the stream after each write and of each write, over every position and channel of
-    the validation split in the val loss's windows; returns (points, val loss). Asserts that the
-    hooked pass gives the plain pass's val loss."""
+    the validation split in the val loss's windows (per book: `segments`, [first, end) of each
+    book's tokens, as train.py scores them); returns (points, val loss). Asserts that the hooked
+    pass gives the plain pass's val loss."""
     block = model.cfg.block_size
-    plain = train.evaluate(model, val, block, "cpu")[0]
+    plain = train.evaluate(model, val, block, "cpu", segments=segments)[0]
     cap = StreamCapture(model)
     try:
-        hooked = train.evaluate(model, val, block, "cpu")[0]
+        hooked = train.evaluate(model, val, block, "cpu", segments=segments)[0]
     finally:
         cap.remove()
     assert hooked == plain, f"the hooked pass ({hooked}) differs from the plain one ({plain})"
@@ -172,15 +173,16 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
     meta = json.loads((data / "meta.json").read_text())
     vocab = meta["tokenizer"]["vocab_size"]
     val = train.load_tokens(data, "val")
+    segments = [b[1:] for b in prepare.val_segments(meta)]  # windows never cross a book, as in training
     stream = []
     for name in VARIANT_NAMES:  # the trained models ...
-        points, loss = stream_points(load_model(work / f"{name}-s{cfg.stream_seed}"), val)
+        points, loss = stream_points(load_model(work / f"{name}-s{cfg.stream_seed}"), val, segments)
         recorded = results[(name, cfg.stream_seed)]["val_loss"]
         assert abs(loss - recorded) < 1e-3, f"{name}: the checkpoint gives val {loss}, its run recorded {recorded}"
         stream.append({"variant": name, "seed": cfg.stream_seed, "state": "trained", "val_loss": round(loss, 4),
                        "points": sig_all(points, cfg.digits)})
     for name in VARIANT_NAMES:  # ... and the same architectures before their first step
-        points, loss = stream_points(fresh_model(name, cfg.grad_seed, vocab, base), val)
+        points, loss = stream_points(fresh_model(name, cfg.grad_seed, vocab, base), val, segments)
         stream.append({"variant": name, "seed": cfg.grad_seed, "state": "init", "val_loss": round(loss, 4),
                        "points": sig_all(points, cfg.digits)})
 
@@ -228,13 +230,13 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
     init_std = inspect.signature(residual_init_std).parameters["init_std"].default
     n_seeds = seeds_of(cfg)
     card = {
-        "name": f"sanguo-residual-d{mc['d_model']}",
+        "name": f"{common.corpus_label(meta)}-residual-d{mc['d_model']}",
         "date": common.utc_date(),
         "command": command,
         "code": {"lab_commit": code[0], "lab_dirty": code[1]},
         "hardware": common.hardware(first),
-        "corpus": prepare.one_book_view(meta)[0],
-        "split": prepare.one_book_view(meta)[1],
+        "corpus": meta["corpus"],
+        "split": meta["split"],
         "tokenizer": {"type": meta["tokenizer"]["type"], "vocab_size": meta["tokenizer"]["vocab_size"],
                       "trained_on": meta["tokenizer"]["trained_on"]},
         "architecture": {"n_head": mc["n_head"], "d_model": mc["d_model"], "d_ff": mc["d_ff"],

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lab import schema, train  # noqa: E402
+from lab import prepare, schema, train  # noqa: E402
 from lab.experiments import residual  # noqa: E402
 from lab.__main__ import main  # noqa: E402
 from lab.model import GPT, RESIDUAL_VARIANTS, VARIANTS, Block, make_config, rope_tables, variant_overrides  # noqa: E402
@@ -67,8 +67,10 @@ def test_the_ffn_experiment_keeps_its_variants():
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("residual")
-    make_corpus(root / "tiny.txt")
-    main(["residual", "--corpus", str(root / "tiny.txt"), "--out", str(root / "export"), "--work", str(root / "runs"),
+    (root / "books").mkdir()  # two books, as the seven-book corpus is a folder of books
+    make_corpus(root / "books" / "tiny.txt")
+    make_corpus(root / "books" / "other.txt", seed=1)
+    main(["residual", "--corpus", str(root / "books"), "--out", str(root / "export"), "--work", str(root / "runs"),
           *TINY_ARGS])
     return root
 
@@ -105,14 +107,24 @@ def test_the_export_holds_no_path_of_this_machine(tiny):
     text = (tiny / "export" / "residual.json").read_text(encoding="utf-8")
     assert str(tiny) not in text and tempfile.gettempdir() not in text
     card = load(tiny)["model_card"]
-    assert card["command"].startswith("python -m lab residual --corpus PATH/TO/tiny.txt --out PATH/TO/export ")
-    assert card["corpus"]["file"] == card["configs"]["prepare"]["corpus"] == "tiny.txt"
+    assert card["command"].startswith("python -m lab residual --corpus PATH/TO/books --out PATH/TO/export ")
+    assert card["configs"]["prepare"]["corpus"] == "books"
+
+
+def test_the_model_card_names_every_book_and_its_split(tiny):
+    card = load(tiny)["model_card"]
+    assert card["name"] == "mingqing2-residual-d256"
+    assert [f["file"] for f in card["corpus"]["files"]] == ["other.txt", "tiny.txt"]
+    assert all(len(f["sha256"]) == 64 for f in card["corpus"]["files"])
+    books = card["split"]["books"]
+    assert [b["file"] for b in books] == ["other.txt", "tiny.txt"] and all(b["val_chapters"] == [5, 6] for b in books)
+    assert card["split"]["val_tokens"] == sum(b["val_tokens"] for b in books)
     assert not {"work_dir", "out_dir", "data_dir", "command"} & {k for c in card["configs"].values() for k in c}
 
 
 def test_running_again_resumes_and_records_the_command_override(tiny):
     stamps = {p: p.stat().st_mtime_ns for p in (tiny / "runs").glob("*/result.json")}
-    main(["residual", "--corpus", str(tiny / "tiny.txt"), "--out", str(tiny / "again"), "--work", str(tiny / "runs"),
+    main(["residual", "--corpus", str(tiny / "books"), "--out", str(tiny / "again"), "--work", str(tiny / "runs"),
           *TINY_ARGS, "command=python make_it.py"])
     assert {p: p.stat().st_mtime_ns for p in (tiny / "runs").glob("*/result.json")} == stamps  # nothing retrained
     first, again = load(tiny), load(tiny, "again")
@@ -122,19 +134,21 @@ def test_running_again_resumes_and_records_the_command_override(tiny):
 
 
 def test_the_command_refuses_other_data_and_its_own_settings(tiny):
-    args = ["residual", "--corpus", str(tiny / "tiny.txt"), "--out", str(tiny / "x"), "--work", str(tiny / "runs")]
+    args = ["residual", "--corpus", str(tiny / "books"), "--out", str(tiny / "x"), "--work", str(tiny / "runs")]
     with pytest.raises(SystemExit, match="other settings"):
         main([*args, *TINY_ARGS[1:], "vocab_size=280"])
     with pytest.raises(SystemExit, match="seed"):
         main([*args, *TINY_ARGS, "seed=1"])
 
 
-def independent_stream_rms(model, val, block):
-    """The stream after each write, by the block formula itself, over the val loss's windows."""
+def independent_stream_rms(model, val, block, segments):
+    """The stream after each write, by the block formula itself, over the val loss's windows (per book)."""
     sq, n = None, 0
+    windows = [val[first:end][s:s + min(block, end - first - 1 - s)] for first, end in segments
+               for s in range(0, end - first - 1, block)]
     with torch.no_grad():
-        for s in range(0, len(val) - 1, block):
-            idx = val[s:s + min(block, len(val) - 1 - s)][None]  # (1, T)
+        for window in windows:
+            idx = window[None]  # (1, T)
             cos, sin = model.rope_cos[:idx.shape[1]], model.rope_sin[:idx.shape[1]]
             x = model.embed(idx)  # (1, T, C)
             states = [x]
@@ -151,10 +165,14 @@ def independent_stream_rms(model, val, block):
 
 def test_stream_rms_from_hooks_equals_the_block_formula(tiny):
     val = train.load_tokens(tiny / "runs" / "data", "val")
+    meta = json.loads((tiny / "runs" / "data" / "meta.json").read_text(encoding="utf-8"))
+    segments = [b[1:] for b in prepare.val_segments(meta)]
+    assert len(segments) == 2  # two books: no window crosses from one into the other
     model = residual.load_model(tiny / "runs" / "baseline-s0")
-    points, loss = residual.stream_points(model, val)
-    assert loss == train.evaluate(model, val, 32, "cpu")[0]
-    assert [p["stream_rms"] for p in points] == pytest.approx(independent_stream_rms(model, val, 32), rel=1e-5)
+    points, loss = residual.stream_points(model, val, segments)
+    assert loss == train.evaluate(model, val, 32, "cpu", segments=segments)[0]
+    assert loss == pytest.approx(load(tiny)["variants"][0]["val_losses"][0], abs=1e-3)  # what the run recorded
+    assert [p["stream_rms"] for p in points] == pytest.approx(independent_stream_rms(model, val, 32, segments), rel=1e-5)
     assert [(p["writes"], p["write"], p["block"]) for p in points[:3]] == [
         (0, "embedding", None), (1, "attention", 1), (2, "ffn", 1)]
     assert points[0]["stream_rms"] == points[0]["write_rms"] == points[0]["rms_if_independent"]
@@ -225,7 +243,7 @@ def test_residual_schema_errors_name_the_key_path(tiny):
     fails(lambda d: d["model_card"]["budget"].__setitem__("note", "x"), r"model_card.budget.note: unexpected key")
     fails(lambda d: d["model_card"].__setitem__("command", "python -m lab residual --corpus /home/me/s.txt"),
           r"model_card.command: ")
-    fails(lambda d: d.__setitem__("schema_version", 2), r"schema_version: ")
+    fails(lambda d: d.__setitem__("schema_version", 3), r"schema_version: ")
 
 
 def test_the_site_loads_the_export_by_its_path(tiny, tmp_path):
