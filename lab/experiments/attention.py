@@ -61,7 +61,7 @@ class Config:
     windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
     threads: int = 0  # torch's CPU threads (0 = torch's default)
     control: str = "prefix_mean"  # the lesson's control (lab/model.py ATTENTION_VARIANTS); "" = none
-    control_seeds: int = 3  # its seeds 0..n-1, trained here when missing (resumable), like the baseline
+    control_seeds: int = 5  # its seeds 0..n-1 (the baseline's five), trained here when missing (resumable)
     progress: bool = True  # the control runs' progress bars
     command: str = ""  # the command to record (default: this process's command line)
 
