@@ -27,7 +27,7 @@ def small_data():
     with open(ROOT / "data" / "tiny-gpt.json", encoding="utf-8") as f:
         real = json.load(f)
     return {"vocab": tinygpt.build_vocab(TEXT, 24), "train_text": TEXT * 4, "val_text": TEXT[::-1] * 2,
-            "reference": real["reference"]}
+            "reference": real["reference"], "reference_slow": real["reference_slow"]}
 
 
 def drive(n, per_call=None):
@@ -165,3 +165,21 @@ def test_the_first_state_is_the_reference_run(facts):
     assert len(state["chart"]["val"].split()) == len(ref["steps"])
     assert len(state["chart"]["band"].split()) == 2 * len(ref["steps"])
     assert [s["key"] for s in state["settings"]] == list(model.SETTINGS)
+
+
+def test_a_phone_is_told_what_its_own_reference_run_did(facts):
+    """The smaller settings a MicroPython page starts from have their own reference run (the same
+    engine at SLOW_DEFAULTS in CPython): the phone's note quotes it, and where it stands against the unigram line."""
+    d = facts["tinygpt"]["data"]
+    slow = d["reference_slow"]
+    assert slow["settings"] == {k: model.SLOW_DEFAULTS[k] for k in model.SETTINGS if k != "seed"}
+    assert slow["steps"][-1] == model.SLOW_DEFAULTS["steps"] and len(slow["runs"]) == len(d["reference"]["runs"])
+    note = model.view(model.example(facts))["slow_note"]
+    assert f"验证损失从 {slow['band_mean'][0]:.2f} 降到 {slow['band_lo'][-1]:.2f}–{slow['band_hi'][-1]:.2f}" in note
+    below = [s for s, v in zip(slow["steps"], slow["band_hi"]) if v < d["reference"]["unigram"]]
+    if below:
+        assert f"每个种子到第 {below[0]:,} 步都已低于一元线" in note
+    elif slow["band_lo"][-1] < d["reference"]["unigram"]:
+        assert "有的种子低于一元线" in note
+    else:
+        assert "还在一元线" in note
