@@ -7,6 +7,14 @@ from support import open_live_widget
 pytestmark = pytest.mark.e2e
 
 
+def open_page(browser, url, width, height):
+    """A fresh context at width x height with `url` open: (context, page)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(url)
+    return context, page
+
+
 def box(locator):
     b = locator.bounding_box()
     return b["x"], b["y"], b["x"] + b["width"], b["y"] + b["height"]
@@ -32,9 +40,7 @@ def test_no_marker_covers_a_minimums_label(browser, served_site):
 
 def test_the_clamp_charts_labels_are_readable_on_a_phone(browser, served_site):
     """At 390 px the log-log chart is drawn at about half size; its tick and limit labels stay at 10 px or more."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.goto(served_site[1] + "c4/l4-gating/")
+    context, page = open_page(browser, served_site[1] + "c4/l4-gating/", 390, 844)
     fig = page.locator('[data-widget="swiglu-clamp"] .sc-fig')
     fig.scroll_into_view_if_needed()
     texts = fig.locator("svg text")
@@ -45,9 +51,7 @@ def test_the_clamp_charts_labels_are_readable_on_a_phone(browser, served_site):
 
 def test_the_placement_tables_headers_stand_apart(browser, served_site):
     """The norm-placement table's column headers do not run into each other."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(served_site[1] + "c4/l3-norm/")
+    context, page = open_page(browser, served_site[1] + "c4/l3-norm/", 1280, 900)
     heads = page.locator('[data-widget="norm-placement"] table thead th')
     heads.first.scroll_into_view_if_needed()
     words = []
