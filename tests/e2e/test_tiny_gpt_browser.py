@@ -129,6 +129,11 @@ def test_phone_on_micropython_trains_and_samples(browser, served_site):
     assert page.get_attribute(W, "data-runtime") == "micropython"
     page.wait_for_function(f"document.querySelector('{W} input[name=\"n_embd\"]').value === "
                            f"document.querySelector('{W} input[name=\"n_embd\"]').dataset.slow")
+    set_settings(page, n_embd=32, block_size=16)  # Pyodide's defaults: too slow a step here, refused in words
+    page.click(f'{W} [data-action="start"]')
+    page.wait_for_function(f"document.querySelector('{W} .tg-problems').textContent.includes('MicroPython 比 Pyodide 慢好几倍')")
+    page.fill(f'{W} input[name="n_embd"]', page.get_attribute(f'{W} input[name="n_embd"]', "data-slow"))
+    page.fill(f'{W} input[name="block_size"]', page.get_attribute(f'{W} input[name="block_size"]', "data-slow"))
     set_settings(page, steps=3)
     page.click(f'{W} [data-action="start"]')
     settle_step(page, "3")

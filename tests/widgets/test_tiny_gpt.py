@@ -54,6 +54,16 @@ def test_settings_out_of_range_are_refused_in_words():
     assert model.check_settings({})[0] == model.DEFAULTS
     big = dict(model.DEFAULTS, n_layer=2, n_embd=64, block_size=32)
     assert "超过了浏览器里一次计算的上限" in model.check_settings(big)[1][0]
+
+
+def test_the_step_limit_follows_the_runtime():
+    """MicroPython is several times slower: a step that Pyodide does in well under the 5 s call
+    limit is refused there in words, and the smaller settings a MicroPython page starts from pass."""
+    assert model.check_settings({}, runtime="pyodide")[0] == model.DEFAULTS
+    settings, problems = model.check_settings({}, runtime="micropython")
+    assert settings is None and "MicroPython 比 Pyodide 慢好几倍" in problems[0] and "1.5 百万" in problems[0]
+    assert model.check_settings(model.SLOW_DEFAULTS, runtime="micropython")[0] == model.SLOW_DEFAULTS
+    assert model.step_limit() == model.MAX_STEP_COST  # these tests run on CPython
     assert model.start({"data": small_data(), "settings": {"n_layer": 0}}) == {"problems": ["层数要在 1 到 2 之间。"]}
 
 

@@ -8,6 +8,7 @@ to stay well under the runtime's time limit and redraws after each), generate() 
 state() and resume() carry it through the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
 """
 import math
+import sys
 import tinygpt as tg
 from rng import Rng
 from numfmt import num, fixed
@@ -30,6 +31,10 @@ EVAL_EVERY = 25      # steps between validation losses
 EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
 EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
 MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
+# MicroPython runs the engine about 6.6x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
+# against 1.93 steps/s at DEFAULTS, whose step is about 4 million multiply-adds): its limit keeps
+# one step near 1.3 s on this 2-core desktop, so a phone two or three times slower stays under 5 s.
+MAX_STEP_COST_MICROPYTHON = 1500000
 SAMPLE_SEED = 7      # the draws of generate(), so the same model and settings give the same text
 
 PARAMS = {"data": None, "settings": None}
@@ -39,9 +44,16 @@ SESSION = {"run": None, "data": None}  # the live training session in this runti
 
 # ---------------------------------------------------------------- settings
 
-def check_settings(raw):
+def step_limit(runtime=None):
+    """The most multiply-adds one step may take in this runtime (or the one named)."""
+    name = runtime or sys.implementation.name
+    return MAX_STEP_COST_MICROPYTHON if name == "micropython" else MAX_STEP_COST
+
+
+def check_settings(raw, runtime=None):
     """Settings as the page sends them -> (settings, problems): problems are sentences in
-    Chinese, one per value out of range; settings is None when there is any."""
+    Chinese, one per value out of range; settings is None when there is any. The step's size
+    is checked against the limit of the runtime this runs on (or the one named)."""
     problems = []
     out = {}
     for key in SETTINGS:
@@ -63,9 +75,11 @@ def check_settings(raw):
         out[key] = value
     if "n_embd" in out and "n_head" in out and out["n_embd"] % out["n_head"]:
         problems.append("宽度 " + str(out["n_embd"]) + " 要能被注意力头数 " + str(out["n_head"]) + " 整除。")
-    if not problems and step_cost(out) > MAX_STEP_COST:
-        problems.append("这组设置一步要算约 " + num(step_cost(out) / 1e6) + " 百万次乘加，超过了浏览器里一次计算的上限（" +
-                        num(MAX_STEP_COST / 1e6) + " 百万）：把宽度、上下文或层数调小一些。")
+    limit = step_limit(runtime)
+    if not problems and step_cost(out) > limit:
+        where = "这个页面用的 MicroPython 比 Pyodide 慢好几倍，" if limit == MAX_STEP_COST_MICROPYTHON else ""
+        problems.append("这组设置一步要算约 " + num(step_cost(out) / 1e6, 1) + " 百万次乘加，超过了浏览器里一次计算的上限（" +
+                        where + num(limit / 1e6, 1) + " 百万）：把宽度、上下文或层数调小一些。")
     return (None if problems else out), problems
 
 
@@ -323,7 +337,8 @@ def loss_log(params):
 def resume(params):
     """A run carried back from the browser's storage."""
     saved = params["saved"]
-    settings, problems = check_settings(saved["settings"])
+    # Pyodide's limit, the widest: a run saved there is never lost where the limit is lower.
+    settings, problems = check_settings(saved["settings"], runtime="pyodide")
     if problems:
         return {"problems": problems}
     run = Session(params["data"], settings, evaluate=False)  # restore() brings its losses
