@@ -147,10 +147,10 @@ def build_export(cfg, results, meta, ngram, gradients, idx, no_skip_init, comman
                                            " a run stopped early followed the full schedule up to its last step",
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
-                   "choice": "one seed per variant; the baseline retrained here so that every run has the"
-                             " same precision and probes (not counted as new); the no-skip model is"
-                             " residual.json's run, probed here at step 0 only; runs shared the 2 cores with"
-                             " other work (timing.runs has each run's wall time)"
+                   "choice": "one seed per variant, the baseline's seed (same batches, and the same initial weights"
+                             " where the shapes match); the baseline's run of that seed is the one the FFN and"
+                             " residual experiments share (trained once, not counted as new); the no-skip model is"
+                             " residual.json's run, probed here at step 0 only (timing.runs has each run's wall time)"
                              + (f"; stopped early: {cfg.stop_early}" if cfg.stop_early else "")},
         "timing": {"runs": [{"variant": n, "seed": r["seed"], "wall_seconds": r["wall_seconds"],
                              "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"]}
