@@ -2,7 +2,7 @@
 settings, on the page's data (data/tiny-gpt.json): in CPython, in headless Chromium on Pyodide (the
 vendored npm package, served from 127.0.0.1) and in MicroPython's WebAssembly port in Node.
 
-    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython ulab]
+    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython ulab ulab-train]
 
 Each runtime trains the defaults (seed 1) for --steps steps. The clock is CPU time, not the wall
 clock, so other work on a busy machine does not count: CPython's process_time(), Chromium's
@@ -12,6 +12,12 @@ validation loss are outside the timed part. Prints the seconds per step, the ste
 runs in 60 s and in 5 min, and the validation loss at those steps: the training is deterministic,
 so it is the reference run of seed 1 in data/tiny-gpt.json (trained in CPython; each runtime's own
 losses up to --steps are checked against it), against the unigram line.
+
+--only ulab-train (not in the default list: about two minutes of CPU) asks whether a second backend
+would pay: it trains DEFAULTS and SLOW_DEFAULTS on MicroPython in Node with the pure engine (on the
+plain build and on the ulab build) and with benchmarks/tinygpt_ulab.py (the same algorithm on ulab
+arrays, a prototype the site does not use), prints each one's steps per second and the time of one
+validation call, and checks that the ulab engine's losses match the pure engine's step for step.
 """
 import argparse
 import functools
@@ -133,6 +139,142 @@ def ulab():
           f"({r['pure'] / r['ulab']:.0f}x); same products to {r['diff']:.0e}", flush=True)
 
 
+# The same training on the ulab build, in two engines: the pure-Python one (widgets/common/tinygpt.py)
+# and benchmarks/tinygpt_ulab.py, the same algorithm with ulab arrays; the pure one on the plain
+# build too. Each job is a fresh MicroPython with the page's heap: it starts the run as the page's
+# Session does (same seed, weights and batches), takes a warm-up step, times the rest one step a
+# call (as the page calls), then times forward passes of one validation call (EVAL_PER_CALL windows).
+# The ulab engine runs 50 or 100 steps, and its validation loss there is checked against the
+# reference run of seed 1 in data/tiny-gpt.json (the pure engine in CPython).
+ULAB_TRAIN_PY = """
+import sys, json
+sys.path.insert(0, "/w")
+import tinygpt as tg
+import tiny_gpt_model as model
+from rng import Rng
+RUN = {}
+def make(engine, which):
+    s = model.DEFAULTS if which == "defaults" else model.SLOW_DEFAULTS
+    e = tg
+    if engine == "ulab":
+        import tinygpt_ulab
+        e = tinygpt_ulab
+    d = json.load(open("/w/_data.json"))
+    tok = tg.Tokenizer(d["vocab"])
+    cfg = tg.Config(len(d["vocab"]), s["n_layer"], s["n_embd"], s["n_head"], s["block_size"])
+    names = tg.weight_names(cfg)
+    W = tg.init_weights(cfg, s["seed"])
+    if e is not tg:
+        W = e.to_arrays(W)
+    vx, vy = tg.eval_windows(tok.encode(d["val_text"]), cfg.block_size, model.EVAL_WINDOWS)
+    RUN.update({"e": e, "cfg": cfg, "W": W, "opt": e.AdamW(W, names, lr=s["lr"], weight_decay=model.WEIGHT_DECAY),
+                "rng": Rng(s["seed"] + 100000), "tokens": tok.encode(d["train_text"]), "losses": [],
+                "vx": vx, "vy": vy})
+def step():
+    r = RUN
+    xs, ys = tg.get_batch(r["tokens"], model.BATCH, r["cfg"].block_size, r["rng"])
+    r["losses"].append(r["e"].train_step(r["cfg"], r["W"], r["opt"], xs, ys))
+def val_call():
+    r = RUN
+    r["e"].forward(r["cfg"], r["W"], r["vx"][:model.EVAL_PER_CALL], r["vy"][:model.EVAL_PER_CALL])
+def done(full):
+    r = RUN
+    out = {"losses": r["losses"], "float_bytes": 8 if 1.0 + 2.0 ** -52 != 1.0 else 4}
+    if full:  # the whole validation set, as the page's Session measures it
+        out["val"] = r["e"].loss_of(r["cfg"], r["W"], r["vx"], r["vy"], model.EVAL_PER_CALL)
+    print(json.dumps(out))
+"""
+
+ULAB_TRAIN = """import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+import { readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+const results = [];
+for (const run of job.runs) {
+  let out = "";
+  const mp = await loadMicroPython({ url: run.wasm, heapsize: 4 * 1024 * 1024, stdout: (l) => (out += l + "\\n") });
+  mp.FS.mkdir("/w");
+  for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
+  mp.FS.writeFile("/w/_data.json", job.data);
+  mp.runPython(job.bench);
+  mp.runPython(`make("${run.engine}", "${run.which}")`);
+  mp.runPython("step()");  // warm-up, untimed
+  let t0 = cpu();
+  for (let i = 1; i < run.steps; i++) mp.runPython("step()");
+  const step = (cpu() - t0) / (run.steps - 1);
+  mp.runPython("val_call()");  // warm-up, untimed
+  t0 = cpu();
+  for (let i = 0; i < run.val_calls; i++) mp.runPython("val_call()");
+  const val = (cpu() - t0) / run.val_calls;
+  mp.runPython(`done(${run.engine === "ulab" ? "True" : "False"})`);
+  results.push({ ...run, ...JSON.parse(out.trim().split("\\n").pop()), step_seconds: step, val_seconds: val });
+}
+process.stdout.write(JSON.stringify(results) + "\\n");
+"""
+
+# name, build, engine, settings, steps (the first a warm-up), timed validation calls
+ULAB_RUNS = [
+    ("pure, plain build", "micropython.wasm", "pure", "defaults", 6, 1),
+    ("pure, ulab build", "micropython-ulab.wasm", "pure", "defaults", 8, 1),
+    ("ulab engine", "micropython-ulab.wasm", "ulab", "defaults", 50, 10),
+    ("pure, plain build", "micropython.wasm", "pure", "slow", 16, 3),
+    ("pure, ulab build", "micropython-ulab.wasm", "pure", "slow", 16, 3),
+    ("ulab engine", "micropython-ulab.wasm", "ulab", "slow", 100, 20),
+]
+
+
+def ulab_train(runs=ULAB_RUNS):
+    """Steps per second of the pure engine and the ulab engine on MicroPython in Node, and their losses
+    step for step (the same seed, weights and batches)."""
+    sys.path.insert(0, str(ROOT / "widgets" / "tiny_gpt"))
+    import model
+    package = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+    files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
+    files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
+    files["tinygpt_ulab"] = (ROOT / "benchmarks" / "tinygpt_ulab.py").read_text(encoding="utf-8")
+    d = data()
+    job = {"files": files, "bench": ULAB_TRAIN_PY, "data": json.dumps(d, ensure_ascii=False),
+           "runs": [{"name": n, "build": w, "wasm": str(package / w), "engine": e, "which": s, "steps": k, "val_calls": v}
+                    for n, w, e, s, k, v in runs]}
+    script = ROOT / "benchmarks" / ".tinygpt_ulab_train.mjs"
+    script.write_text(ULAB_TRAIN, encoding="utf-8")
+    try:
+        out = subprocess.run(["node", str(script)], input=json.dumps(job), capture_output=True, text=True,
+                             cwd=ROOT, check=True).stdout
+    finally:
+        script.unlink()
+    results = json.loads(out.strip().splitlines()[-1])
+    for which, settings, ref in (("defaults", model.DEFAULTS, d["reference"]), ("slow", model.SLOW_DEFAULTS, d["reference_slow"])):
+        mine = [r for r in results if r["which"] == which]
+        if not mine:
+            continue
+        cost = model.step_cost(settings)
+        print(f"{'DEFAULTS' if which == 'defaults' else 'SLOW_DEFAULTS'} (n_embd {settings['n_embd']}, block_size "
+              f"{settings['block_size']}, batch {model.BATCH}; about {cost / 1e6:.1f} million multiply-adds a step)")
+        base = next((r for r in mine if r["engine"] == "pure" and r["build"] == "micropython-ulab.wasm"), None)
+        for r in mine:
+            line = (f"  {r['name']:18} {r['step_seconds'] * 1000:7.1f} ms/step ({1 / r['step_seconds']:6.2f} steps/s of one core, "
+                    f"{r['step_seconds'] * 1e9 / cost:4.0f} ns/multiply-add), timed over {r['steps'] - 1} steps; one validation "
+                    f"call ({model.EVAL_PER_CALL} windows) {r['val_seconds'] * 1000:6.1f} ms")
+            assert r["float_bytes"] == 8, r  # float64 in both builds, ulab's arrays too
+            if base and r is not base:
+                n = min(len(r["losses"]), len(base["losses"]))
+                diff = max(abs(a - b) for a, b in zip(r["losses"][:n], base["losses"][:n]))
+                line += f"; losses of steps 1-{n} against the pure engine's on the ulab build: max |diff| {diff:.1e}"
+                assert diff < 1e-9, (r["name"], r["losses"][:n], base["losses"][:n])
+            print(line, flush=True)
+            steps = len(r["losses"])
+            if "val" in r and steps in ref["steps"]:
+                want = next(run for run in ref["runs"] if run["seed"] == settings["seed"])["val"][ref["steps"].index(steps)]
+                print(f"  {'':18} validation loss after {steps} steps {r['val']:.12f}, the pure engine's in CPython "
+                      f"(data/tiny-gpt.json, seed {settings['seed']}) {want:.12f}: |diff| {abs(r['val'] - want):.1e}", flush=True)
+                assert abs(r["val"] - want) < 1e-9, (r["val"], want)
+        ulab_run = next((r for r in mine if r["engine"] == "ulab"), None)
+        if base and ulab_run:
+            print(f"  ulab engine / pure engine on the ulab build: {base['step_seconds'] / ulab_run['step_seconds']:.1f}x "
+                  f"the steps/s", flush=True)
+
+
 def data():
     return json.loads((ROOT / "data" / "tiny-gpt.json").read_text(encoding="utf-8"))
 
@@ -243,6 +385,9 @@ def main():
     for name in args.only:
         if name == "ulab":
             ulab()
+            continue
+        if name == "ulab-train":
+            ulab_train()
             continue
         report(name, {"cpython": cpython, "pyodide": pyodide, "micropython": micropython}[name](args.steps, d), d)
 
