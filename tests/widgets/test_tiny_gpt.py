@@ -63,7 +63,8 @@ def test_the_step_limit_follows_the_runtime():
     settings, problems = model.check_settings({}, runtime="micropython")
     assert settings is None and "MicroPython 比 Pyodide 慢好几倍" in problems[0] and "1.5 百万" in problems[0]
     assert model.check_settings(model.SLOW_DEFAULTS, runtime="micropython")[0] == model.SLOW_DEFAULTS
-    assert model.step_limit() == model.MAX_STEP_COST  # these tests run on CPython
+    assert model.step_limit() == model.MAX_STEP_COST  # the lab's CPython reference runs
+    assert model.start({"data": small_data(), "settings": {}, "runtime": "micropython"})["problems"] == problems
     assert model.start({"data": small_data(), "settings": {"n_layer": 0}}) == {"problems": ["层数要在 1 到 2 之间。"]}
 
 

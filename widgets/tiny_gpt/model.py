@@ -8,7 +8,6 @@ to stay well under the runtime's time limit and redraws after each), generate() 
 state() and resume() carry it through the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
 """
 import math
-import sys
 import tinygpt as tg
 from rng import Rng
 from numfmt import num, fixed
@@ -45,15 +44,15 @@ SESSION = {"run": None, "data": None}  # the live training session in this runti
 # ---------------------------------------------------------------- settings
 
 def step_limit(runtime=None):
-    """The most multiply-adds one step may take in this runtime (or the one named)."""
-    name = runtime or sys.implementation.name
-    return MAX_STEP_COST_MICROPYTHON if name == "micropython" else MAX_STEP_COST
+    """The most multiply-adds one step may take in the runtime the page names ("micropython" or
+    "pyodide"; None: Pyodide's, as for the lab's CPython reference runs)."""
+    return MAX_STEP_COST_MICROPYTHON if runtime == "micropython" else MAX_STEP_COST
 
 
 def check_settings(raw, runtime=None):
     """Settings as the page sends them -> (settings, problems): problems are sentences in
     Chinese, one per value out of range; settings is None when there is any. The step's size
-    is checked against the limit of the runtime this runs on (or the one named)."""
+    is checked against the limit of the runtime the page names."""
     problems = []
     out = {}
     for key in SETTINGS:
@@ -270,7 +269,7 @@ def progress(data):
 
 def start(params):
     """A new run from the settings, or the problems with them (in words)."""
-    settings, problems = check_settings(params.get("settings"))
+    settings, problems = check_settings(params.get("settings"), params.get("runtime"))
     if problems:
         return {"problems": problems}
     SESSION["run"] = Session(params["data"], settings, evaluate=False)  # measured by the next calls

@@ -103,7 +103,7 @@ export function mount(root, api) {
 
   async function start() {
     say("problems", "");
-    const result = await api.call("start", { data, settings: settings() });
+    const result = await api.call("start", { data, settings: settings(), runtime: root.dataset.runtime });
     if (!result) return;
     if (result.problems) {
       const box = $(".tg-problems");
