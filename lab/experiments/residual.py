@@ -37,6 +37,7 @@ class Config:
     no_residual_seeds: int = 1  # no_residual seed 0, the baseline's init and batch order (each extra seed: 11-13 min on 2 cores)
     deep_seeds: int = 1  # deep_8l and deep_8l_no_residual, seed 0 each (an 8-layer run: ~20 min on 2 cores)
     budget_minutes: int = 60  # the limit on the new runs' training time the model card reports against
+    stop_early: str = ""  # runs cut short, e.g. "deep_8l:600" (steps of the full schedule; its history ends there)
     stream_seed: int = 0  # the trained runs whose residual stream is measured
     grad_seed: int = 0  # weight init of the step-0 gradient measurement (train.py's init for that seed)
     grad_batch: int = 12  # sequences in its fixed batch: the first non-overlapping validation windows
@@ -51,6 +52,11 @@ def seeds_of(cfg: Config) -> dict[str, int]:
     """Number of seeds of each variant. seeds_of(Config())["deep_8l"] -> 1"""
     return {"baseline": cfg.baseline_seeds, "no_residual": cfg.no_residual_seeds,
             "deep_8l": cfg.deep_seeds, "deep_8l_no_residual": cfg.deep_seeds}
+
+
+def stops_of(cfg: Config) -> dict[str, int]:
+    """stops_of(Config(stop_early="deep_8l:600")) -> {"deep_8l": 600}"""
+    return common.parse_stops(cfg.stop_early, VARIANT_NAMES)
 
 
 def description(name: str) -> str:
@@ -164,7 +170,9 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
     print("residual config:", json.dumps(asdict(cfg), ensure_ascii=False))
     ensure_data(prep)
     plan = plan_runs(cfg)
-    configs = [replace(base, variant=name, seed=seed, out_dir=str(common.run_dir(work, name, seed))) for name, seed in plan]
+    stops = stops_of(cfg)
+    configs = [replace(base, variant=name, seed=seed, out_dir=str(common.run_dir(work, name, seed)),
+                       stop_at=stops.get(name, 0)) for name, seed in plan]
     results = dict(zip(plan, common.train_runs(configs)))
     common.check_same_settings(list(results.values()))  # same data, budget and schedule as the baseline
 
@@ -262,7 +270,9 @@ def build_export(cfg, results, plan, meta, ngram, stream, gradients, idx, comman
                              f"{' for a band of its own' if n_seeds['no_residual'] > 1 else ' (the baseline band is the noise floor)'},"
                              f" each 8-layer variant with"
                              f" {cfg.deep_seeds}; the baseline's {n_seeds['baseline']} runs are shared with the FFN"
-                             " experiment (same work dir) and not counted"},
+                             " experiment (same work dir) and not counted"
+                             + (f"; stopped early (the full schedule's first steps, compared with the baseline at"
+                                f" the same step): {cfg.stop_early}" if cfg.stop_early else "")},
         "timing": {"runs": [{"variant": r["variant"], "seed": r["seed"], "wall_seconds": r["wall_seconds"],
                              "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"]}
                             for v in VARIANT_NAMES for r in by_variant[v]],

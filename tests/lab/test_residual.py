@@ -262,3 +262,21 @@ def test_the_site_loads_the_export_by_its_path(tiny, tmp_path):
     loaded = load_data(data, tmp_path)
     assert loaded["real-model/residual/residual"]["variants"][0]["name"] == "baseline"
     assert loaded["real-model/residual/fixture"]["model_card"]["command"] == "python tests/fixtures/make_residual_fixture.py"
+
+
+def test_a_deep_run_stopped_early_ends_its_history_there(tiny):
+    """stop_early=deep_8l:3 trains the schedule's first 3 steps (resuming the same run again stops
+    there too); the export's history for it ends at step 3 and the card says it was cut short."""
+    work = tiny / "runs-stopped"
+    shutil.copytree(tiny / "runs", work, ignore=shutil.ignore_patterns("deep_8l-s*"))
+    main(["residual", "--corpus", str(tiny / "books"), "--out", str(tiny / "export-stopped"), "--work", str(work),
+          *TINY_ARGS, "stop_early=deep_8l:3"])
+    doc = load(tiny, "export-stopped")
+    deep = next(v for v in doc["variants"] if v["name"] == "deep_8l")
+    assert [h["step"] for h in deep["histories"][0]] == [3]
+    assert deep["val_losses"][0] == deep["histories"][0][-1]["val_loss"]
+    others = [v for v in doc["variants"] if v["name"] != "deep_8l"]
+    assert all(h[-1]["step"] == 6 for v in others for h in v["histories"])
+    assert "stopped early" in doc["model_card"]["budget"]["choice"] and "deep_8l:3" in doc["model_card"]["budget"]["choice"]
+    with pytest.raises(SystemExit, match="stop_early"):
+        residual.stops_of(residual.Config(stop_early="nope:3"))
