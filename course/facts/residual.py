@@ -30,10 +30,12 @@ def gradient_facts(model):
             "first_over_last": params[0] / params[-1], "max_over_min": max(params) / min(params)}
 
 
-def mechanism_facts(data, no_skip=None, baseline=None):
+def mechanism_facts(data, no_skip=None, baseline=None, no_skip_precision=None):
     """The mechanism runs by name, each with its probes at step 0 and at its last evaluation.
     `no_skip` is residual.json's no_residual variant: that run is the mechanism export's no-skip
-    model too (its loss and curve from there, its step-0 probes from mechanism.json)."""
+    model too (its loss and curve from there, its step-0 probes from mechanism.json).
+    `baseline` is residual.json's baseline variant: its seeds' histories give the seed band at
+    every step (the seeds protocol); `no_skip_precision` is residual.json's training precision."""
     steps = data["model_card"]["training"]["steps"]
     variants = {}
     for v in data["variants"]:
@@ -41,17 +43,20 @@ def mechanism_facts(data, no_skip=None, baseline=None):
                                "stopped_early": v["steps_trained"] < steps, "elsewhere": False}
     order = [v["name"] for v in data["variants"]]
     if no_skip is not None:
-        variants["no_residual"] = {"name": "no_residual", "val_loss": sum(no_skip["val_losses"]) / len(no_skip["val_losses"]),
+        variants["no_residual"] = {"name": "no_residual", "seed": no_skip["seeds"][0], "val_loss": no_skip["val_losses"][0],
                                    "history": no_skip["histories"][0], "steps_trained": steps,
                                    "init": data["no_skip_init"]["probe"], "end": None, "stopped_early": False,
                                    "elsewhere": True}
         order.insert(1, "no_residual")
-    # The same seed of the baseline in both exports: how far the two precisions move one run.
+    # The same seed of the baseline in both exports, where their precisions differ: how far the
+    # two precisions move one run (None when both are the same run, trained once).
     precision_gap = None
-    if baseline is not None and data["variants"][0]["seed"] in baseline["seeds"]:
-        other = baseline["val_losses"][baseline["seeds"].index(data["variants"][0]["seed"])]
-        precision_gap = data["variants"][0]["val_loss"] - other
+    first = data["variants"][0]
+    if (baseline is not None and first["seed"] in baseline["seeds"]
+            and no_skip_precision not in (None, data["model_card"]["training"]["precision"])):
+        precision_gap = first["val_loss"] - baseline["val_losses"][baseline["seeds"].index(first["seed"])]
     return {"variants": variants, "order": order, "precision_gap": precision_gap,
+            "baseline_histories": baseline["histories"] if baseline is not None else [first["history"]],
             "references": data["references"], "card": data["model_card"],
             "gradients": {m["variant"]: m for m in data["gradients"]["models"]},
             "grad_batch": data["gradients"]["batch"], "probe_batch": data["probes"]}
@@ -59,7 +64,9 @@ def mechanism_facts(data, no_skip=None, baseline=None):
 
 def residual_facts(data, mechanism=None):
     card = data["model_card"]
-    variants = {v["name"]: v for v in data["variants"]}
+    steps = card["training"]["steps"]
+    variants = {v["name"]: {**v, "steps_trained": v["histories"][0][-1]["step"], "full_steps": steps}
+                for v in data["variants"]}
     stream = [stream_facts(m) for m in data["stream"]["models"]]
     return {
         "card": card,
@@ -71,12 +78,14 @@ def residual_facts(data, mechanism=None):
         "grad_batch": data["gradients"]["batch"],
         # What the comparison chart (the ablation widget) draws.
         "comparison": {
-            "variants": data["variants"],  # the widget's page_params keeps what the page needs
+            # the widget's page_params keeps what the page needs; full_steps marks a run cut short
+            "variants": [{**v, "full_steps": card["training"]["steps"]} for v in data["variants"]],
             "references": data["references"], "metric": data["metric"],
             "tokens_per_run": data["tokens_per_run"], "date": card["date"],
         },
         "evidence": {"stream": stream, "gradients": [gradient_facts(m) for m in data["gradients"]["models"]]},
-        "mechanism": mechanism_facts(mechanism, variants.get("no_residual"), variants.get("baseline")) if mechanism else None,
+        "mechanism": mechanism_facts(mechanism, variants.get("no_residual"), variants.get("baseline"),
+                                     card["training"].get("precision")) if mechanism else None,
     }
 
 

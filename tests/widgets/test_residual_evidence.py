@@ -51,17 +51,32 @@ def test_the_gradient_reading_says_whether_block_one_was_starved():
     assert "同一个量级" in model.gradient_reading(g)
 
 
+def history(val, train, steps=(600, 1400), early=(6.0, 5.5)):
+    """Evaluations at `steps`, the last one at (val, train); the earlier ones at `early`."""
+    return [{"step": s, "val_loss": early[0], "train_loss": early[1]} for s in steps[:-1]] + \
+        [{"step": steps[-1], "val_loss": val, "train_loss": train}]
+
+
+def baseline(val=4.85, train=3.9, band=0.05, train_band=0.05):
+    """A two-seed baseline whose seeds are `band` apart (validation) and `train_band` apart (training),
+    at the end and at step 600 (where the seeds sit at 6.0 and 5.5, and the same gaps apart)."""
+    return {"n_layer": 4, "params": 3_688_704, "seeds": [0, 1], "val_losses": [val, val + band],
+            "train_losses": [train, train + train_band],
+            "histories": [history(val, train), history(val + band, train + train_band, early=(6.0 + band, 5.5 + train_band))]}
+
+
 def collapse_variants(plain, deep_plain, curve_gap=0.001):
     def v(n, final, offset):
-        return {"n_layer": n, "val_losses": [final],
+        return {"n_layer": n, "seeds": [0], "val_losses": [final],
                 "histories": [[{"step": 200, "val_loss": 7.02 + offset}, {"step": 400, "val_loss": final}]]}
-    return {"no_residual": v(4, plain, 0.0), "deep_8l_no_residual": v(8, deep_plain, curve_gap)}
+    return {"baseline": baseline(band=0.048), "no_residual": v(4, plain, 0.0), "deep_8l_no_residual": v(8, deep_plain, curve_gap)}
 
 
 def test_the_collapse_reading_names_the_unigram_only_when_the_models_sit_on_it():
-    said = model.collapse_reading(collapse_variants(6.9985, 6.9985), {"unigram": 6.9949}, 0.048)
+    said = model.collapse_reading(collapse_variants(6.9985, 6.9985), {"unigram": 6.9949})
     assert "6.998、6.998" in said and "最多只差 0.004" in said and "同一个分布" in said and "相差不超过 0.001" in said
-    said = model.collapse_reading(collapse_variants(6.2, 6.9985, curve_gap=0.3), {"unigram": 6.9949}, 0.048)
+    assert "（各 1 个种子）" in said and "只有 1 个种子，高 2.149，是基线种子带 0.048 的 44.8 倍" in said
+    said = model.collapse_reading(collapse_variants(6.2, 6.9985, curve_gap=0.3), {"unigram": 6.9949})
     assert "同一个分布" not in said and "unigram 是 6.995" in said and "相差不超过" not in said
 
 
@@ -77,26 +92,33 @@ def test_the_fixture_export_renders_both_charts():
                 assert 0 <= x <= model.W and 0 <= y <= model.H
 
 
-def depth_variants(base_val, deep_val, base_train=3.9, deep_train=3.9):
-    def v(n_layer, val, train):
-        return {"n_layer": n_layer, "val_losses": [val], "train_losses": [train]}
-    return {"baseline": v(4, base_val, base_train), "deep_8l": v(8, deep_val, deep_train)}
+def depth_variants(base_val, deep_val, base_train=3.9, deep_train=3.9, stop=None):
+    steps = (600,) if stop else (600, 1400)
+    return {"baseline": baseline(base_val, base_train),
+            "deep_8l": {"n_layer": 8, "params": 6_852_864, "seeds": [0], "val_losses": [deep_val], "train_losses": [deep_train],
+                        "histories": [history(deep_val, deep_train, steps)]}}
 
 
-def test_the_depth_reading_counts_only_gaps_beyond_the_floor():
-    said = model.depth_reading(depth_variants(4.85, 4.70), 0.05)
-    assert "有残差时，从 4 层加深到 8 层，验证集损失降了 0.150（超过噪声底线 0.050）" in said
-    assert "记得更牢" not in said and "在背它" not in said and "去掉残差" not in said
-    assert "反而升了 0.100" in model.depth_reading(depth_variants(4.85, 4.95), 0.05)
-    assert "只变了 −0.010，在噪声底线 0.050 以内" in model.depth_reading(depth_variants(4.85, 4.84), 0.05)
+UNIGRAM = {"unigram": 6.995}
 
 
-def test_a_deeper_model_that_fits_only_the_training_text_is_said_to_memorise():
-    said = model.depth_reading(depth_variants(4.85, 4.84, base_train=4.30, deep_train=3.76), 0.05)
-    assert "训练集上的损失却从 4.300 降到 3.760" in said and "记得更牢" in said
+def test_the_depth_reading_follows_the_seeds_protocol():
+    said = model.depth_reading(depth_variants(4.85, 4.50), UNIGRAM)  # 7 bands
+    assert "从 4 层加深到 8 层（参数从 3,688,704 到 6,852,864），验证集损失 4.500；" in said
+    assert "只有 1 个种子，低 0.350，是基线种子带 0.050 的 7.0 倍（至少 5 倍）：一个种子也够，算测到了" in said
+    assert "多出来的层有用" in said
+    said = model.depth_reading(depth_variants(4.85, 4.70), UNIGRAM)  # 3 bands: one seed is not enough
+    assert "不到单种子所需的 5 倍：分不出高下" in said and "还说不清" in said and "多出来的层有用" not in said
+    assert "8 层训得动，比 unigram 低了 2.295" in said
+    assert "拖了后腿" in model.depth_reading(depth_variants(4.85, 5.5), UNIGRAM)
 
 
-def test_equal_depths_that_both_fit_the_training_text_are_said_to_be_limited_by_the_data():
-    said = model.depth_reading(depth_variants(4.85, 4.84, base_train=3.73, deep_train=3.76), 0.05)
-    assert "有残差的这两个模型，训练集上的损失（3.730、3.760）都远低于验证集上的（4.850、4.840）" in said
-    assert "在背它" in said and "记得更牢" not in said
+def test_the_depth_reading_reads_training_loss_by_the_same_rule():
+    said = model.depth_reading(depth_variants(4.85, 4.84, base_train=4.30, deep_train=3.76), UNIGRAM)
+    assert "训练集上的损失（最后 50 批的平均）3.760；和基线比，只有 1 个种子，低 0.540，是基线种子带 0.050 的 10.8 倍" in said
+
+
+def test_a_deep_run_cut_short_is_read_at_its_step():
+    said = model.depth_reading(depth_variants(4.85, 5.8, deep_train=5.3, stop=600), UNIGRAM)
+    assert "（参数从 3,688,704 到 6,852,864，那次训练到第 600 步停下，和基线在同一步比）" in said and "验证集损失 5.800" in said
+    assert "低 0.200，是基线种子带 0.050 的 4.0 倍，不到单种子所需的 5 倍" in said  # against 6.0 at step 600

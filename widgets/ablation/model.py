@@ -29,7 +29,24 @@ CURVE_W, CURVE_H = 600, 220  # the learning-curve SVG's viewBox
 
 
 def label(variant):
-    return LABELS.get(variant["name"], variant["name"]).format(n=variant["n_layer"])
+    text = LABELS.get(variant["name"], variant["name"]).format(n=variant["n_layer"])
+    stop = stopped_at(variant)
+    return text + (f"（只训练到第 {num(stop)} 步）" if stop else "")
+
+
+def last_step(variant):
+    """The step a variant's runs ended at (their histories' last evaluation)."""
+    return variant["histories"][0][-1]["step"] if variant.get("histories") else None
+
+
+def stopped_at(variant, steps=None):
+    """The step a run cut short ended at, or None for a run of the full schedule (`steps`, or the
+    variant's own `steps` when it says; the residual export marks none: its baseline is the reference)."""
+    full = steps or variant.get("full_steps")
+    if not full:
+        return None
+    step = last_step(variant)
+    return step if step and step < full else None
 
 
 def short(name):
@@ -85,9 +102,15 @@ def seed_list(seeds):
 
 def verdict(data, name, key="val_losses", against="baseline"):
     """`name` against `against` (the baseline unless said) by the seeds protocol, on the final
-    losses of `key`: seeds.compare's dict, paired seed for seed, the band the baseline's."""
+    losses of `key`: seeds.compare's dict, paired seed for seed, the band the baseline's. A run
+    cut short is compared at its last step, with `against` and the band at that step."""
     v = by_name(data)
     base_v = baseline_of(data)
+    stop = stopped_at(v[name])
+    if stop:
+        h = "val_loss" if key == "val_losses" else "train_loss"
+        return compare(history_by_seed(v[against], stop, h), history_by_seed(v[name], stop, h),
+                       band_at(base_v["histories"], stop, h))
     return compare(by_seed(v[against], key), by_seed(v[name], key), band(base_v[key]))
 
 
@@ -101,7 +124,9 @@ def comparisons(data):
     for v in data["variants"]:
         m = mean(v["val_losses"])
         c = verdict(data, v["name"]) if v["name"] != "baseline" else None
-        paired_base = mean([x for s_, x in zip(base_v["seeds"], base_v["val_losses"]) if s_ in v["seeds"]])
+        stop = stopped_at(v)
+        base_at = history_by_seed(base_v, stop, "val_loss") if stop else by_seed(base_v)
+        paired_base = mean([base_at[s_] for s_ in v["seeds"] if s_ in base_at])
         out.append({"name": v["name"], "label": label(v), "params": v["params"], "runs": len(v["val_losses"]),
                     "mean": m, "gap": c["gap"] if c else 0.0, "paired_base": paired_base, "floor": width, "verdict": c,
                     "beats_floor": bool(c and c["measured"]), "worse": bool(c and c["direction"] > 0),
@@ -510,7 +535,10 @@ def page_params(params):
     variants = []
     for v in data["variants"]:
         kept = {k: v[k] for k in keep}
-        kept["histories"] = [[{"tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h] for h in v["histories"]]
+        if "full_steps" in v:
+            kept["full_steps"] = v["full_steps"]
+        kept["histories"] = [[{"step": e["step"], "tokens": e["tokens"], "val_loss": e["val_loss"]} for e in h]
+                             for h in v["histories"]]
         variants.append(kept)
     shipped = dict(data)
     shipped["variants"] = variants

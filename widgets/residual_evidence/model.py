@@ -8,6 +8,7 @@ browser (static charts).
 import math
 
 from numfmt import fixed, num
+from seeds import ONE_SEED_FACTOR, band, band_at, by_seed, compare, history_by_seed, verdict_phrase
 
 PARAMS = {"data": None}
 W, H = 600, 200
@@ -66,12 +67,30 @@ def stream_reading(s):
             f"按这些实测大小、假设互相独立，应是 {num(ind, 2)} 倍。{how}。")
 
 
+def block1_ratios(g):
+    """[(depth, block 1's step-0 parameter gradient without skips / with skips), ...] for each depth measured."""
+    pairs = [(a, b) for a, b in (("baseline", "no_residual"), ("deep_8l", "deep_8l_no_residual")) if a in g and b in g]
+    return [(g[a]["n_layer"], g[b]["norms"][0] / g[a]["norms"][0]) for a, b in pairs]
+
+
+def no_skip_gradients_larger(g):
+    """Did removing the skips give block 1 a larger step-0 gradient at every depth? (The page's
+    prose says 'the gradient did not vanish, it grew' only when this holds.)"""
+    return min(r for _, r in block1_ratios(g)) > 1
+
+
+def no_skip_on_unigram(variants, references):
+    """Do the no-skip models end on the unigram line (within a fifth of the baseline's seed band,
+    the mirror of the one-seed rule)?"""
+    names = [n for n in ("no_residual", "deep_8l_no_residual") if n in variants]
+    return max(abs(mean(variants[n]["val_losses"]) - references["unigram"]) for n in names) <= floor_of(variants) / ONE_SEED_FACTOR
+
+
 def gradient_reading(g):
     """Step 0, block 1's parameter gradient with and without skips, at each depth measured: did
     removing the skips starve the front of the stack?"""
-    pairs = [(a, b) for a, b in (("baseline", "no_residual"), ("deep_8l", "deep_8l_no_residual")) if a in g and b in g]
-    parts = [f"{g[a]['n_layer']} 层时是 {num(g[b]['norms'][0] / g[a]['norms'][0], 1)} 倍" for a, b in pairs]
-    ratios = [g[b]["norms"][0] / g[a]["norms"][0] for a, b in pairs]
+    parts = [f"{n} 层时是 {num(r, 1)} 倍" for n, r in block1_ratios(g)]
+    ratios = [r for _, r in block1_ratios(g)]
     out = "训练开始时（第 0 步），去掉残差后第 1 块的参数收到的梯度，是有残差时的：" + "，".join(parts) + "。"
     if min(ratios) > 1:
         out += ("梯度不但没有消失，反而更大。一个原因是我们的模型每层入口都做了归一化：去掉残差，每层读到的只是上一层很小的写入，"
@@ -84,18 +103,37 @@ def gradient_reading(g):
     return out
 
 
-def collapse_reading(variants, references, floor):
-    """Where the no-skip models end, against the unigram, and how alike their curves are."""
+def loss3(x):
+    """A loss as the page writes it. loss3(4.8431) -> '4.843'"""
+    return num(x, 3)
+
+
+def floor_of(variants, key="val_losses"):
+    """The baseline's seed band of its final `key` losses (the seeds protocol's width)."""
+    return band(variants["baseline"][key])
+
+
+def collapse_reading(variants, references):
+    """Where the no-skip models end, against the unigram (within a fifth of the baseline's seed
+    band counts as on it), and how alike their curves are."""
+    floor = floor_of(variants)
     names = [n for n in ("no_residual", "deep_8l_no_residual") if n in variants]
     uni = references["unigram"]
     finals = [mean(variants[n]["val_losses"]) for n in names]
     layers = "、".join(f"{variants[n]['n_layer']} 层" for n in names)
-    out = f"去掉残差的 {layers}模型，验证集损失最后是 " + "、".join(num(f, 3) for f in finals)
-    if max(abs(f - uni) for f in finals) <= floor:
+    counts = [len(variants[n]["seeds"]) for n in names]
+    seeds = f"各 {counts[0]} 个种子" if len(set(counts)) == 1 else "、".join(f"{c} 个种子" for c in counts)
+    out = f"去掉残差的 {layers}模型（{seeds}），验证集损失最后是 " + "、".join(num(f, 3) for f in finals)
+    if max(abs(f - uni) for f in finals) <= floor / ONE_SEED_FACTOR:
         out += (f"，和只数词频、完全不看上下文的 unigram（{num(uni, 3)}）最多只差 {num(max(abs(f - uni) for f in finals), 3)}"
                 "：它们对每个位置都给出几乎同一个分布，既没用上前文，也没用上当前这个 token。")
     else:
         out += f"；unigram 是 {num(uni, 3)}。"
+    base = variants["baseline"]
+    for n in names:
+        c = compare(by_seed(base), by_seed(variants[n]), floor)
+        if c["pairs"]:
+            out += f"{variants[n]['n_layer']} 层去掉残差和同一个种子的 {base['n_layer']} 层基线比，{verdict_phrase(c, loss3)}。"
     if len(names) == 2:
         h1, h2 = (variants[n]["histories"][0] for n in names)
         gap = max(abs(a["val_loss"] - b["val_loss"]) for a, b in zip(h1, h2))
@@ -109,27 +147,44 @@ def mean(values):
     return sum(values) / len(values)
 
 
-def depth_reading(variants, floor):
+def depth_reading(variants, references):
     """Does going from 4 to 8 layers help with skips? (Without skips both sit at the same trivial
-    answer, collapse_reading's point, so that pair says nothing about depth.) Gaps beyond
-    `floor` (the baseline's seed range) count; smaller ones are called noise."""
+    answer, collapse_reading's point, so that pair says nothing about depth.) Read by the seeds
+    protocol, paired by seed against the baseline, on validation and on training loss; a deep run
+    cut short is read at its last step, beside the baseline and its band at that step."""
     deep, base = variants["deep_8l"], variants["baseline"]
-    val_deep, val_base = mean(deep["val_losses"]), mean(base["val_losses"])
-    train_deep, train_base = mean(deep["train_losses"]), mean(base["train_losses"])
-    d = val_deep - val_base
-    out = f"有残差时，从 {base['n_layer']} 层加深到 {deep['n_layer']} 层，验证集损失"
-    if d < -floor:
-        out += f"降了 {num(-d, 3)}（超过噪声底线 {num(floor, 3)}）。"
-    elif d > floor:
-        out += f"反而升了 {num(d, 3)}（超过噪声底线 {num(floor, 3)}）。"
+    fmt = loss3
+    step, full = deep["histories"][0][-1]["step"], base["histories"][0][-1]["step"]
+    if step < full:
+        def arm(v, key):
+            return history_by_seed(v, step, key)
+
+        def width(key):
+            return band_at(base["histories"], step, key)
+        at = f"，那次训练到第 {num(step)} 步停下，和基线在同一步比"
     else:
-        out += f"只变了 {num(d, 3)}，在噪声底线 {num(floor, 3)} 以内。"
-    if d >= -floor and train_deep < train_base - floor:
-        out += (f"训练集上的损失却从 {num(train_base, 3)} 降到 {num(train_deep, 3)}：多出来的层主要用来把训练文本记得更牢，"
-                "而不是学到能推广到新章回的规律——训练文本就这么多，这个数据量下，深度不是瓶颈。")
-    elif abs(d) <= floor and min(val_deep - train_deep, val_base - train_base) > floor:
-        out += (f"有残差的这两个模型，训练集上的损失（{num(train_base, 3)}、{num(train_deep, 3)}）都远低于验证集上的"
-                f"（{num(val_base, 3)}、{num(val_deep, 3)}）：训练文本就这么多，{base['n_layer']} 层已经在背它了。")
+        def arm(v, key):
+            return by_seed(v, key + "es" if key.endswith("loss") else key)
+
+        def width(key):
+            return floor_of(variants, key + "es")
+        at = ""
+    val = compare(arm(base, "val_loss"), arm(deep, "val_loss"), width("val_loss"))
+    train = compare(arm(base, "train_loss"), arm(deep, "train_loss"), width("train_loss"))
+    deep_val = mean(list(arm(deep, "val_loss").values()))
+    deep_train = mean(list(arm(deep, "train_loss").values()))
+    out = (f"有残差时，从 {base['n_layer']} 层加深到 {deep['n_layer']} 层（参数从 {num(base['params'])} 到 {num(deep['params'])}{at}），"
+           f"验证集损失 {fmt(deep_val)}；和同一个种子的基线比，{verdict_phrase(val, fmt)}。"
+           f"训练集上的损失（最后 50 批的平均）{fmt(deep_train)}；和基线比，{verdict_phrase(train, fmt)}。")
+    if val["measured"] and val["direction"] < 0:
+        out += "在这个数据量和训练长度下，多出来的层有用。"
+    elif val["measured"]:
+        out += "多出来的层在这个训练长度下反而拖了后腿：更深的模型不一定在同样的步数里学得更快。"
+    else:
+        out += f"所以在我们的训练量下，加深到 {deep['n_layer']} 层有没有用，还说不清"
+        left = references["unigram"] - deep_val
+        out += (f"；能说的是：有残差时，{deep['n_layer']} 层训得动，比 unigram 低了 {fmt(left)}，没有像去掉残差那样卡住。"
+                if left > ONE_SEED_FACTOR * width("val_loss") else "。")
     return out
 
 

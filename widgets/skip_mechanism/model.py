@@ -2,13 +2,15 @@
 `python -m lab mechanism`, data: facts.residual.mechanism). A table of the runs (what each
 changes, whether it can name the current token at step 0, its validation loss after training,
 how alike its positions' vectors end up) and the sentences that read it, each chosen by the
-numbers against the noise floor (the baseline's seed range). Static: nothing runs in the browser.
+numbers and the seeds protocol (widgets/common/seeds.py: one seed per run here, so a gap counts
+at five bands of the baseline's seeds at that step). Static: nothing runs in the browser.
 
 Standard library only, in the subset every runtime runs (no {**a}, no random).
 """
 from numfmt import num
+from seeds import ONE_SEED_FACTOR, band_at, compare, verdict_phrase
 
-PARAMS = {"data": None, "floor": None}
+PARAMS = {"data": None}
 LABELS = {
     "baseline": "基线：两个子层都有残差",
     "no_residual": "去掉全部残差",
@@ -37,13 +39,14 @@ def rows(data):
     for name in data["order"]:
         v = data["variants"][name]
         mark = "*" if v["stopped_early"] else ("†" if v["elsewhere"] else "")
-        if name == "baseline":
-            delta = "—"
-        else:
-            x, b, step = pair(data, name, "baseline")
-            delta = "—" if b is None else _signed(x - b)
+        delta, reading = "—", "—"
+        if name != "baseline":
+            c = judge(data, name, "baseline")
+            if c["ref"] is not None:
+                delta = _signed(c["x"] - c["ref"])
+                reading = f"测到（{num(c['times'], 1)} 倍）" if c["measured"] else f"分不出（{num(c['times'], 1)} 倍）"
         out.append({"name": name, "label": label(name) + mark, "init_top1": pct(v["init"]["current_token_top1"]),
-                    "step": num(v["steps_trained"]), "val": num(v["val_loss"], 3), "delta": delta,
+                    "step": num(v["steps_trained"]), "val": num(v["val_loss"], 3), "delta": delta, "reading": reading,
                     "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—",
                     "stopped": v["stopped_early"], "elsewhere": v["elsewhere"]})
     return out
@@ -71,13 +74,6 @@ def identity_at_init(data):
     return text
 
 
-def _compare(x, y, floor):
-    """'close', 'better' (x lower) or 'worse', judged against the noise floor."""
-    if abs(x - y) <= floor:
-        return "close"
-    return "better" if x < y else "worse"
-
-
 def loss_at(v, step):
     """A run's validation loss at one of its evaluations (None if it has none there)."""
     for h in v["history"]:
@@ -86,41 +82,62 @@ def loss_at(v, step):
     return None
 
 
-def pair(data, name, ref):
-    """(the run's loss, ref's loss, the step): at the run's last step, where ref is read too, so
-    a run stopped early on the full schedule is compared with ref at the same point."""
+def band(data, step):
+    """The baseline's seed band of validation loss at `step` (max - min over its seeds' runs)."""
+    return band_at(data["baseline_histories"], step, "val_loss")
+
+
+def judge(data, name, ref, step=None):
+    """`name` against `ref` by the seeds protocol (widgets/common/seeds.py), at `name`'s last step
+    unless `step` is given, so a run stopped early is read where it stopped. Each run here has one
+    seed: a gap counts only at ONE_SEED_FACTOR bands. compare()'s dict plus x, ref and step."""
     v, r = data["variants"][name], data["variants"][ref]
-    step = v["steps_trained"]
-    return v["val_loss"], loss_at(r, step), step
+    step = step or v["steps_trained"]
+    x, y = loss_at(v, step), loss_at(r, step)
+    c = compare({r["seed"]: y}, {v["seed"]: x}, band(data, step))
+    c["x"], c["ref"], c["step"] = x, y, step
+    return c
+
+
+def phrase(c):
+    """The protocol's reading of judge()'s result, losses to 3 decimals."""
+    return verdict_phrase(c, loss3)
+
+
+def loss3(x):
+    """A loss as the page writes it. loss3(6.9581) -> '6.958'"""
+    return num(x, 3)
+
+
+def at_unigram(data, x, step):
+    """Does a loss sit on the unigram line? Within a fifth of the baseline's seed band there: the
+    mirror of the one-seed rule (a gap counts at five bands; 'the same' is under a fifth of one)."""
+    return abs(x - data["references"]["unigram"]) <= band(data, step) / ONE_SEED_FACTOR
 
 
 def _at(step, data):
-    """'' for a full run; '（第 600 步）' for a comparison made at an earlier step."""
+    """'' for a full run; '（都在第 600 步）' for a comparison made at an earlier step."""
     return "" if step == data["card"]["training"]["steps"] else f"（都在第 {num(step)} 步）"
 
 
-def gradient_path(data, floor):
+def gradient_path(data):
     """The detached skip: the value kept, the gradient's direct path cut. 'As bad as no skips'
-    only when it sits on the unigram or within the floor of the no-skip run."""
-    d, b, step = pair(data, "detached_skip", "baseline")
+    only when the protocol measures it worse than the baseline and it sits on the unigram."""
+    c = judge(data, "detached_skip", "baseline")
+    d, b, step = c["x"], c["ref"], c["step"]
     n = loss_at(data["variants"]["no_residual"], step)
-    uni = data["references"]["unigram"]
     g = data["gradients"]
     g0 = [m["blocks"][0]["param_grad_norm"] for m in (g["detached_skip"], g["baseline"])]
-    gap = d - b
     text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉：前向的值一点不变，反向时梯度只能穿过每一层回去）："
-            f"验证集损失 {num(d, 3)}，基线 {num(b, 3)}{_at(step, data)}，")
-    how = _compare(d, b, floor)
-    if how == "close":
-        return text + (f"只差 {num(abs(gap), 3)}，在噪声底线 {num(floor, 3)} 以内。"
-                       "在我们这个深度上，那条梯度的捷径不是模型训得动的原因。")
-    if how == "better":
-        return text + f"还低 {num(-gap, 3)}。"
-    text += f"差了 {num(gap, 3)}"
-    if abs(d - uni) <= floor or abs(d - n) <= floor:
-        text += (f"，和去掉全部残差的模型（{num(n, 3)}）一样停在 unigram 附近。前向的值一点没少，训练却同样失败：")
+            f"验证集损失 {num(d, 3)}，同一个种子的基线 {num(b, 3)}{_at(step, data)}。和基线比，{phrase(c)}。")
+    if not c["measured"]:
+        return text + "所以在我们这个深度上，还不能说那条梯度的捷径是必需的。"
+    if c["direction"] < 0:
+        return text + "它比基线还好：梯度的捷径在这里不是必需的。"
+    if at_unigram(data, d, step):
+        text += f"它和去掉全部残差的模型（{num(n, 3)}）一样停在 unigram 上。前向的值一点没少，训练却同样失败："
     else:
-        text += f"，是「去掉全部残差」那段差距（{num(n - b, 3)}）的 {pct(gap / (n - b))}："
+        text += f"差距是「去掉全部残差」那段（{num(n - b, 3)}）的 {pct((d - b) / (n - b))}："
     if g0[0] < g0[1] / 10:
         text += (f"第 0 步，它第 1 块的参数收到的梯度只有基线的 {num(g0[0] / g0[1], 4)}：梯度只能穿过后面的每个子层回来，"
                  "这些子层写回流上的矩阵又初始化得很小。这个梯度不但小，还少了捷径那一项，方向也不同；"
@@ -130,85 +147,75 @@ def gradient_path(data, floor):
     return text
 
 
-def identity_path(data, floor):
-    """No per-block skips, the embedding added once at the end: is identity what was missing?"""
-    e, b, step = pair(data, "embed_readd", "baseline")
-    n = loss_at(data["variants"]["no_residual"], step)
+def identity_path(data):
+    """No per-block skips, the embedding added once at the end, against no skips at all: is the
+    token's identity at the output what was missing?"""
+    c = judge(data, "embed_readd", "no_residual")
+    e, n, step = c["x"], c["ref"], c["step"]
+    b = loss_at(data["variants"]["baseline"], step)
     uni = data["references"]["unigram"]
-    left = uni - e
-    text = f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}{_at(step, data)}，"
-    if left > floor:
-        text += f"离开了 unigram（{num(uni, 3)}）{num(left, 3)}"
-        text += f"，收回了「去掉全部残差」那段差距的约 {num(100 * (n - e) / (n - b), 0)}%（那次训练来自上一组）。"
-        ev = data["variants"]["embed_readd"]["end"]
-        if ev and ev["cosine_by_depth"][-1] > 0.95:
-            text += (f"各块的输出仍然每个位置几乎一样（最后一块之后余弦 {num(ev['cosine_by_depth'][-1], 2)}）：它用上了当前 token，"
-                     "却没用上前文")
-            bigram = data["references"]["bigram"]
-            text += f"，所以还不如只看前一个 token 的 bigram（{num(bigram, 3)}）。" if e > bigram else "。"
-        else:
-            text += "各块之间仍然没有捷径，梯度仍要穿过每一层。"
-    elif abs(left) <= floor:
-        text += f"仍停在 unigram（{num(uni, 3)}）附近：只把身份在最后还回去，不够。"
-    else:
-        text += f"比 unigram（{num(uni, 3)}）还差。"
+    text = (f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}，"
+            f"去掉全部残差是 {num(n, 3)}（unigram {num(uni, 3)}）{_at(step, data)}。和去掉全部残差比，{phrase(c)}。")
+    if not c["measured"]:
+        return text + "所以「只在最后把身份还回去」有没有用，这一组还回答不了：要几个种子配对才能判断。"
+    if c["direction"] > 0:
+        return text + "把词嵌入加回去反而更差。"
+    text += f"它离开了 unigram，收回了「去掉全部残差」那段差距的约 {num(100 * (n - e) / (n - b), 0)}%。"
+    ev = data["variants"]["embed_readd"]["end"]
+    if ev and ev["cosine_by_depth"][-1] > 0.95:
+        text += (f"各块的输出仍然每个位置几乎一样（最后一块之后余弦 {num(ev['cosine_by_depth'][-1], 2)}）：它用上了当前 token，"
+                 "却没用上前文")
+        bigram = data["references"]["bigram"]
+        text += f"，所以还不如只看前一个 token 的 bigram（{num(bigram, 3)}）。" if e > bigram else "。"
     return text
 
 
-def sublayer_paths(data, floor):
+def sublayer_paths(data):
     """Which sub-layer's skip matters: attention's (the one that mixes positions) or the FFN's?
-    Both runs are read at the same step (the shorter one's), beside the baseline there."""
-    uni = data["references"]["unigram"]
+    Both runs are read at the same step (the shorter one's), against the baseline there and
+    against each other."""
     step = min(data["variants"][k]["steps_trained"] for k in ("attn_skip_only", "ffn_skip_only"))
-    b = loss_at(data["variants"]["baseline"], step)
-    def where(name):
-        x = loss_at(data["variants"][name], step)
-        if _compare(x, b, floor) == "close":
-            return x, f"{num(x, 3)}，和基线（{num(b, 3)}）相差在噪声底线以内"
-        if abs(uni - x) <= floor:
-            return x, f"{num(x, 3)}，停在 unigram 附近（基线此时 {num(b, 3)}）"
-        if x < b:
-            return x, f"{num(x, 3)}，比基线（{num(b, 3)}）还低 {num(b - x, 3)}"
-        return x, f"{num(x, 3)}，比基线（{num(b, 3)}）高 {num(x - b, 3)}"
-    a, a_text = where("attn_skip_only")
-    f, f_text = where("ffn_skip_only")
-    text = f"只给注意力留残差：{a_text}；只给 FFN 留残差：{f_text}{_at(step, data)}。"
+    parts = []
+    for name, what in (("attn_skip_only", "只给注意力留残差"), ("ffn_skip_only", "只给 FFN 留残差")):
+        c = judge(data, name, "baseline", step)
+        uni = data["references"]["unigram"]
+        where = ("，停在 unigram 上" if at_unigram(data, c["x"], step)
+                 else f"，比 unigram（{num(uni, 3)}）低 {num(uni - c['x'], 3)}" if uni - c["x"] < c["x"] - c["ref"] else "")
+        parts.append(f"{what}：{num(c['x'], 3)}{where}；和基线（{num(c['ref'], 3)}）比，{phrase(c)}")
+    text = "。".join(parts) + f"{_at(step, data)}。"
     fv = data["variants"]["ffn_skip_only"]
     if fv["steps_trained"] == step and fv["end"]["modal_top1_share"] > 0.5:
-        text += (f"后者在 {pct(fv['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
+        text += (f"只给 FFN 留残差的模型在 {pct(fv['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
                  f"各位置最终向量两两的余弦是 {num(fv['end']['cosine_final'], 2)}。")
-    if a < f - floor:
-        text += ("要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
-                 "各位置就挤成同一个向量。")
-    elif f < a - floor:
-        text += "这次是 FFN 外面那条更要紧。"
-    else:
-        text += "两条单独留下，效果差不多。"
-    return text
+    c = judge(data, "ffn_skip_only", "attn_skip_only", step)
+    text += f"两者直接比，{phrase(c)}"
+    if c["measured"] and c["direction"] > 0:
+        return text + ("。要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
+                       "各位置就挤成同一个向量。")
+    if c["measured"]:
+        return text + "。这次是 FFN 外面那条更要紧。"
+    return text + "：两条残差哪一条更要紧，一个种子还说不清。"
 
 
-def init_control(data, floor):
-    """The no-skip model with every output projection at 0.02, against the no-skip run (the
-    residual experiment's, bf16) at the same step."""
-    i, n = data["variants"]["no_residual_init02"], data["variants"]["no_residual"]
-    uni = data["references"]["unigram"]
+def init_control(data):
+    """The no-skip model with every output projection at 0.02, against the no-skip run at the same step."""
+    i = data["variants"]["no_residual_init02"]
     step = i["steps_trained"]
-    at = loss_at(n, step)
     text = (f"去掉残差、把写回矩阵的初始标准差从 {num(data['card']['architecture']['residual_init_std'], 5)} 放大到 0.02："
             f"第 0 步预测等于当前 token 的比例是 {pct(i['init']['current_token_top1'])}")
-    if at is None:
+    if loss_at(data["variants"]["no_residual"], step) is None:
         return text + f"，训练 {num(step)} 步后验证集损失 {num(i['val_loss'], 3)}。"
-    text += (f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}"
-             "（那次训练来自上一组，精度不同；两者都在 unigram 附近时，这点差别不影响结论）"
-             if abs(at - uni) <= floor else
-             f"，训练到第 {num(step)} 步验证集损失 {num(i['val_loss'], 3)}，原来的初始化在同一步是 {num(at, 3)}")
-    if abs(i["val_loss"] - at) <= floor:
-        return text + ("：没有帮上忙。在这套 Pre-Norm 设置里，放大写回矩阵几乎不改变前向（下一次归一化把尺度抹掉了），"
-                       "改变的主要是每一步的有效步长；至少在这一个取值、这 400 步里，小初始化不是它卡住的原因。"
-                       if step == 400 else "：没有帮上忙，小初始化不是它卡住的原因。")
-    if i["val_loss"] < at and uni - i["val_loss"] > floor:
-        return text + "：它离开了 unigram，在这套设置下，初始化确实是原因之一。"
-    return text + ("：放大初始化让它好了一些。" if i["val_loss"] < at else "：放大初始化让它更差。")
+    c = judge(data, "no_residual_init02", "no_residual")
+    text += (f"，训练到第 {num(step)} 步验证集损失 {num(c['x'], 3)}，原来的初始化在同一步是 {num(c['ref'], 3)}；"
+             f"{phrase(c)}。")
+    both = at_unigram(data, c["x"], step) and at_unigram(data, c["ref"], step)
+    if both:
+        return text + ("两者都停在 unigram 上：放大写回矩阵没有帮上忙。在这套 Pre-Norm 设置里，放大它几乎不改变前向"
+                       f"（下一次归一化把尺度抹掉了），改变的主要是每一步的有效步长；至少在这一个取值、这 {num(step)} 步里，"
+                       "小初始化不是它卡住的原因。")
+    if c["measured"] and c["direction"] < 0:
+        return text + "它离开了 unigram：在这套设置下，初始化确实是原因之一。"
+    return text
 
 
 def _stops(data):
@@ -230,37 +237,45 @@ def stops_sentence(data):
     return "；".join(parts) + "（同一个学习率日程的前段，和基线在同一步比）；"
 
 
-def verdicts(data, floor):
-    """What the runs settle, as yes/no, for the lesson's prose to choose its sentences by:
+def verdicts(data):
+    """What the runs settle by the seeds protocol, for the lesson's prose to choose its sentences by:
     identity_lost_at_init: without skips the token cannot be read at step 0;
-    gradient_path_needed: cutting the skip's gradient (value kept) leaves the model near the unigram;
-    identity_at_output_helps: giving the embedding back once at the end leaves the unigram."""
-    uni = data["references"]["unigram"]
+    gradient_path_needed: cutting the skip's gradient (value kept) is measured worse than the
+      baseline and sits on the unigram;
+    identity_at_output: giving the embedding back once at the end, against no skips at all:
+      "helps" (measured lower), "hurts" (measured higher) or "unresolved"."""
     n = data["variants"]["no_residual"]["init"]
-    d, b, _ = pair(data, "detached_skip", "baseline")
-    e = data["variants"]["embed_readd"]["val_loss"]
+    d = judge(data, "detached_skip", "baseline")
+    e = judge(data, "embed_readd", "no_residual")
     return {"identity_lost_at_init": n["current_token_top1"] < 0.05,
-            "gradient_path_needed": abs(d - uni) <= floor or d - b > 0.5 * (uni - b),
-            "identity_at_output_helps": uni - e > floor}
+            "gradient_path_needed": d["measured"] and d["direction"] > 0 and at_unigram(data, d["x"], d["step"]),
+            "identity_at_output": ("helps" if e["direction"] < 0 else "hurts") if e["measured"] else "unresolved"}
 
 
 def elsewhere_note(data, row):
-    """The † row's footnote: its loss comes from the earlier export (bf16), so its gap crosses precisions."""
-    text = f"† {row['label'][:-1]}：上一组实验里那次训练的损失（精度 bf16），第 0 步的探针在这里补量，没有训练结束时的探针（—）"
+    """The † row's footnote: its loss comes from the residual export's run; a gap across precisions is said."""
+    text = f"† {row['label'][:-1]}：残差那组实验里的同一次训练，第 0 步的探针在这里补量，没有训练结束时的探针（—）"
     gap = data.get("precision_gap")
     if gap is not None:
-        text += f"；它的「比基线」跨了精度（两种精度下基线种子 0 相差 {num(abs(gap), 3)}）"
+        text += f"；那次训练的精度和这一组不同，它的「比基线」跨了精度（两种精度下基线种子 0 相差 {num(abs(gap), 3)}）"
     return text
 
 
+def bands_note(data):
+    """The seed bands the table's readings used, at each step a run was read at."""
+    steps = sorted({v["steps_trained"] for v in data["variants"].values()})
+    return "、".join(f"第 {num(s)} 步 {num(band(data, s), 3)}" for s in steps)
+
+
 def view(params):
-    data, floor = params["data"], params["floor"]
-    if data is None or floor is None:
-        raise ValueError("skip-mechanism needs data=facts.residual.mechanism and floor=the baseline's seed range")
+    data = params["data"]
+    if data is None:
+        raise ValueError("skip-mechanism needs data=facts.residual.mechanism")
     stopped = [r for r in rows(data) if r["stopped"]]
     elsewhere = [r for r in rows(data) if r["elsewhere"]]
     return {
-        "rows": rows(data), "floor": num(floor, 3),
+        "rows": rows(data), "bands": bands_note(data), "factor": ONE_SEED_FACTOR,
+        "seed": data["variants"]["baseline"]["seed"], "band_seeds": len(data["baseline_histories"]),
         "stopped_note": ("* 只训练了学习率日程的前段：" + "；".join(
             "、".join(n for n in names) + f" {num(step)} 步" for step, names in _stops(data)) + "；「比基线」是和基线在同一步比")
                         if stopped else "",
@@ -275,4 +290,4 @@ def example(facts):
     r = facts.get("residual")
     if not r or not r.get("mechanism"):
         return None
-    return {"data": r["mechanism"], "floor": r["band"]["range"]}
+    return {"data": r["mechanism"]}
