@@ -156,6 +156,10 @@ def identity_path(data):
     uni = data["references"]["unigram"]
     text = (f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}，"
             f"去掉全部残差是 {num(n, 3)}（unigram {num(uni, 3)}）{_at(step, data)}。和去掉全部残差比，{phrase(c)}。")
+    end = data["variants"]["embed_readd"]["end"]
+    if end and end["current_token_top1"] > 0.5:
+        text += (f"还有一个混淆：输出层和词嵌入共用同一个矩阵，最后加回的嵌入会把票投给当前 token 自己——训练结束时，"
+                 f"它在 {pct(end['current_token_top1'])} 的位置上仍把当前 token 排在第一。")
     if not c["measured"]:
         return text + "所以「只在最后把身份还回去」有没有用，这一组还回答不了：要几个种子配对才能判断。"
     if c["direction"] > 0:
@@ -188,7 +192,7 @@ def sublayer_paths(data):
         text += (f"只给 FFN 留残差的模型在 {pct(fv['end']['modal_top1_share'])} 的位置上给出同一个首选预测，"
                  f"各位置最终向量两两的余弦是 {num(fv['end']['cosine_final'], 2)}。")
     c = judge(data, "ffn_skip_only", "attn_skip_only", step)
-    text += f"两者直接比，{phrase(c)}"
+    text += f"只给 FFN 留残差的和只给注意力留残差的直接比，{phrase(c)}"
     if c["measured"] and c["direction"] > 0:
         return text + ("。要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
                        "各位置就挤成同一个向量。")
