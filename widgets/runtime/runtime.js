@@ -183,6 +183,7 @@ class Engine {
       own.onmessage = ({ data }) => {
         if (data.type === "ready") {
           ready = true;
+          record.progress = null; // a spare that is up has nothing to say when it takes over
           if (own === this.worker) this.bootProgress = null;
           resolve();
         } else if (data.type === "boot-error") reject(new Error(data.message));
@@ -226,7 +227,8 @@ class Engine {
     const next = this.spare || this.spawn(setup); // the spare goes first
     this.spare = null;
     this.worker = next.own;
-    this.bootProgress = next.progress; // a spare still booting: whoever waits hears how far it is
+    this.bootProgress = next.progress; // a spare still booting: whoever waits hears how far it is,
+    if (next.progress) this.progressListeners.forEach((fn) => fn(next.progress)); // now, not at its next message
     next.up.then(() => this.bootSpare(), () => {});
     return next.up;
   }
