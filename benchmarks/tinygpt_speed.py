@@ -120,18 +120,24 @@ process.stdout.write(JSON.stringify({ pure, ulab, diff: Number(out.trim()) }) + 
 """
 
 
+def run_node(name, source, job):
+    """Write `source` to benchmarks/.NAME.mjs, run it in Node with `job` as JSON on stdin, remove it,
+    and return the JSON object on its last line of output."""
+    script = ROOT / "benchmarks" / f".{name}.mjs"
+    script.write_text(source, encoding="utf-8")
+    try:
+        out = subprocess.run(["node", str(script)], input=json.dumps(job), capture_output=True, text=True,
+                             cwd=ROOT, check=True).stdout
+    finally:
+        script.unlink()
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def ulab():
     """The engine's linear() and ulab's dot on the ulab build of MicroPython, in Node: ns per multiply-add."""
     wasm = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript" / "micropython-ulab.wasm"
     files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
-    script = ROOT / "benchmarks" / ".tinygpt_ulab.mjs"
-    script.write_text(ULAB, encoding="utf-8")
-    try:
-        out = subprocess.run(["node", str(script)], input=json.dumps({"wasm": str(wasm), "files": files}),
-                             capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    finally:
-        script.unlink()
-    r = json.loads(out.strip().splitlines()[-1])
+    r = run_node("tinygpt_ulab", ULAB, {"wasm": str(wasm), "files": files})
     madds = 64 * 256 * 32
     assert r["diff"] < 1e-9, r
     print(f"{'ulab':12} output layer 64x32 @ 32x256 on MicroPython's ulab build: engine's linear() "
@@ -236,14 +242,7 @@ def ulab_train(runs=ULAB_RUNS):
     job = {"files": files, "bench": ULAB_TRAIN_PY, "data": json.dumps(d, ensure_ascii=False),
            "runs": [{"name": n, "build": w, "wasm": str(package / w), "engine": e, "which": s, "steps": k, "val_calls": v}
                     for n, w, e, s, k, v in runs]}
-    script = ROOT / "benchmarks" / ".tinygpt_ulab_train.mjs"
-    script.write_text(ULAB_TRAIN, encoding="utf-8")
-    try:
-        out = subprocess.run(["node", str(script)], input=json.dumps(job), capture_output=True, text=True,
-                             cwd=ROOT, check=True).stdout
-    finally:
-        script.unlink()
-    results = json.loads(out.strip().splitlines()[-1])
+    results = run_node("tinygpt_ulab_train", ULAB_TRAIN, job)
     for which, settings, ref in (("defaults", model.DEFAULTS, d["reference"]), ("slow", model.SLOW_DEFAULTS, d["reference_slow"])):
         mine = [r for r in results if r["which"] == which]
         if not mine:
@@ -366,14 +365,7 @@ def micropython(steps, d):
     files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
     files["_bench"] = BENCH
     job = {"files": files, "steps": steps, "data": json.dumps(d, ensure_ascii=False)}
-    script = ROOT / "benchmarks" / ".tinygpt_micropython.mjs"
-    script.write_text(MICROPYTHON, encoding="utf-8")
-    try:
-        out = subprocess.run(["node", str(script)], input=json.dumps(job), capture_output=True, text=True,
-                             cwd=ROOT, check=True).stdout
-    finally:
-        script.unlink()
-    return json.loads(out.strip().splitlines()[-1])
+    return run_node("tinygpt_micropython", MICROPYTHON, job)
 
 
 def main():
