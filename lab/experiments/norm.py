@@ -80,6 +80,8 @@ class Config:
     high_lr_mult: float = 3.0  # the high learning rate, as a multiple of the baseline's
     runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
     stop_early: str = ""  # runs cut shorter, e.g. "layernorm:800" (steps of the full schedule)
+    extra_seeds: str = ""  # more seeds of the `seeded` runs, e.g. "1,2": each trains short_steps (stop_early is run_seed's)
+    seeded: str = ""  # the runs of RUNS that extra_seeds repeats, e.g. "pre_ln_no_warmup,post_ln_warmup"
     budget_minutes: int = 60  # the limit on the new runs' training time; an optional run starts only within it
     grad_depths: str = "4,8,16"  # n_layer of the step-0 gradient measurement (init only, no training)
     grad_batch: int = 12  # sequences in its fixed batch: the first non-overlapping validation windows
@@ -102,17 +104,33 @@ def selected(cfg: Config) -> list[str]:
     return [n for n in RUNS if not want or n in want]
 
 
+def seeded_runs(cfg: Config) -> list[tuple[str, int]]:
+    """(run, seed) of every extra seed. seeded_runs(Config(extra_seeds="1,2", seeded="post_ln_warmup"))
+    -> [('post_ln_warmup', 1), ('post_ln_warmup', 2)]"""
+    seeds = [int(x) for x in cfg.extra_seeds.split(",") if x]
+    names = [n for n in cfg.seeded.split(",") if n]
+    unknown = sorted(set(names) - set(RUNS))
+    if unknown:
+        raise SystemExit(f"seeded: unknown {unknown}; known: {list(RUNS)}")
+    if cfg.run_seed in seeds:
+        raise SystemExit(f"extra_seeds: {cfg.run_seed} is run_seed already")
+    return [(n, s) for n in RUNS if n in names for s in seeds]
+
+
 def stops_of(cfg: Config) -> dict[str, int]:
     """stops_of(Config(stop_early="layernorm:800")) -> {"layernorm": 800}"""
     return common.parse_stops(cfg.stop_early, RUNS)
 
 
-def train_config(name: str, cfg: Config, base: train.TrainConfig, work: Path) -> train.TrainConfig:
-    """The TrainConfig of run `name`: the baseline's, with what its row of RUNS changes."""
+def train_config(name: str, cfg: Config, base: train.TrainConfig, work: Path, seed: int | None = None) -> train.TrainConfig:
+    """The TrainConfig of run `name`: the baseline's, with what its row of RUNS changes. An extra
+    seed (not run_seed) always trains the short length: stop_early is run_seed's."""
     r = RUNS[name]
     mult = cfg.high_lr_mult if r.high_lr else 1.0
-    stop = stops_of(cfg).get(name, cfg.short_steps if r.short else 0)
-    return replace(base, variant=r.variant, seed=cfg.run_seed, out_dir=str(common.run_dir(work, name, cfg.run_seed)),
+    seed = cfg.run_seed if seed is None else seed
+    short = cfg.short_steps if r.short else 0
+    stop = stops_of(cfg).get(name, short) if seed == cfg.run_seed else short
+    return replace(base, variant=r.variant, seed=seed, out_dir=str(common.run_dir(work, name, seed)),
                    lr=base.lr * mult, min_lr=base.min_lr * mult, warmup_steps=base.warmup_steps if r.warmup else 0,
                    norm_weight_decay=r.decay_gains, stop_at=stop,
                    eval_every=cfg.short_eval_every if r.short else base.eval_every)
@@ -132,16 +150,18 @@ def check_settings(results: dict[str, dict]) -> None:
 def step0_gradients(model: GPT, idx: torch.Tensor, tgt: torch.Tensor) -> dict:
     """Cross-entropy on one batch, fp32, dropout off: per block the norm of the gradient of all its
     parameters, of its FFN's output projection alone (W2 of Xiong et al.'s Theorem 1) and of
-    dL/d(stream) at the block's input."""
+    dL/d(stream) at the block's input; and the RMS of the stream the last block hands on (Pre-LN's
+    final norm divides its gradient by this)."""
     model.eval()
     model.zero_grad(set_to_none=True)
-    inputs = []
+    inputs, outputs = [], []
 
     def keep(m, a):
         a[0].retain_grad()
         inputs.append(a[0])
 
     handles = [b.register_forward_pre_hook(keep) for b in model.blocks]
+    handles.append(model.blocks[-1].register_forward_hook(lambda m, a, out: outputs.append(out.detach())))
     try:
         _, loss = model(idx, tgt)
     finally:
@@ -154,7 +174,85 @@ def step0_gradients(model: GPT, idx: torch.Tensor, tgt: torch.Tensor) -> dict:
                "attn_out_grad_norm": b.attn.proj.weight.grad.norm().item(),
                "stream_grad_norm": inputs[i].grad.norm().item()}
               for i, b in enumerate(model.blocks)]
-    return {"loss": loss.item(), "blocks": blocks}
+    return {"loss": loss.item(), "blocks": blocks, "stream_rms_out": outputs[0].pow(2).mean().sqrt().item()}
+
+
+# The step-0 controls: the same 4-layer models under Xiong et al.'s assumptions, one at a time.
+INIT_CONTROLS = {
+    "default": "our init: embedding N(0, 0.02), write-back matrices N(0, 0.02 / sqrt(2 n_layer))",
+    "embed_unit": "the embedding's output multiplied so the stream starts at RMS 1 (embedding x 50; the tied head"
+                  " unchanged)",
+    "writes_02": "write-back matrices at N(0, 0.02), as large as every other matrix (no 1 / sqrt(2 n_layer))",
+    "embed_unit_writes_02": "both",
+}
+EMBED_UNIT = 50.0  # 1 / 0.02: the embedding's std times this is 1
+
+
+def control_model(vocab: int, block: int, dropout: float, depth: int, place: str, init: str, seed: int) -> GPT:
+    """The model train.py would build for `seed`, under one of INIT_CONTROLS."""
+    torch.manual_seed(seed)
+    writes = {"out_init_std": 0.02} if init in ("writes_02", "embed_unit_writes_02") else {}
+    model = GPT(make_config(vocab_size=vocab, block_size=block, dropout=dropout, n_layer=depth, norm_place=place,
+                            **writes))
+    if init in ("embed_unit", "embed_unit_writes_02"):
+        model.embed.register_forward_hook(lambda m, a, out: out * EMBED_UNIT)
+    return model
+
+
+@torch.no_grad()
+def head_input(model: GPT, idx: torch.Tensor, tgt: torch.Tensor) -> tuple[float, torch.Tensor]:
+    """The loss on (idx, tgt) and what the output head reads (the normed stream), (B, T, C)."""
+    seen = []
+    hook = model.lm_head.register_forward_pre_hook(lambda m, a: seen.append(a[0].detach().clone()))
+    try:
+        _, loss = model(idx, tgt)
+    finally:
+        hook.remove()
+    return loss.item(), seen[0]
+
+
+def first_step(model: GPT, base: train.TrainConfig, lr: float, batch: tuple, idx: torch.Tensor) -> dict:
+    """One AdamW step as train.py takes it (its groups, betas, decay and clip) at learning rate
+    `lr` on the run's first batch: how far each group of weights moved, relative to its size and
+    in units of lr, and how much the head's input (the normed stream) moved on the fixed batch
+    `idx` (Liu et al. 2020: the same update moves a Post-LN model's output more)."""
+    model.eval()  # dropout is 0; eval only keeps the probe forward passes deterministic
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": base.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(base.beta1, base.beta2))
+    groups = {"write_back": [], "block_matrices": [], "embedding": [], "gains": []}
+    for name, p in model.named_parameters():
+        if name.endswith(("attn.proj.weight", "ffn.down.weight")):
+            groups["write_back"].append(p)
+        elif name == "embed.weight":
+            groups["embedding"].append(p)
+        elif p.dim() >= 2:
+            groups["block_matrices"].append(p)
+        else:
+            groups["gains"].append(p)
+    loss0, h0 = head_input(model, *idx)
+    before = {k: [p.detach().clone() for p in v] for k, v in groups.items()}
+    x, y = batch
+    _, loss = model(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if base.grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), base.grad_clip)
+    opt.step()
+    loss1, h1 = head_input(model, *idx)
+    moved = {}
+    for k, ps in groups.items():
+        if not ps:
+            continue
+        delta = torch.cat([(p.detach() - b).flatten() for p, b in zip(ps, before[k])])
+        size = torch.cat([b.flatten() for b in before[k]])
+        moved[k] = {"relative": delta.norm().item() / size.norm().item(),
+                    "mean_abs_over_lr": delta.abs().mean().item() / lr,
+                    "init_rms": size.pow(2).mean().sqrt().item()}
+    change = (h1 - h0).norm().item() / h0.norm().item()
+    return {"groups": moved, "val_loss_before": loss0, "val_loss_after": loss1,
+            "head_input_change": change}
 
 
 def norm_modules(model: GPT) -> list[tuple[str, int | None, torch.nn.Module]]:
@@ -268,7 +366,8 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
                 skipped.append(name)
                 continue
         results[name] = common.train_runs([tc])[0]
-    check_settings({BASELINE: baseline, **results})
+    extra = {(n, sd): common.train_runs([train_config(n, cfg, base, work, sd)])[0] for n, sd in seeded_runs(cfg)}
+    check_settings({BASELINE: baseline, **results, **{f"{n} seed {sd}": r for (n, sd), r in extra.items()}})
 
     t0 = time.time()
     data = Path(base.data_dir)
@@ -282,14 +381,38 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
     idx = torch.stack([val[s:s + block] for s in starts])  # (B, T)
     tgt = torch.stack([val[s + 1:s + block + 1] for s in starts])  # (B, T)
     gradients = []
+    mc_layers = make_config().n_layer  # the controls and the first step: our depth
     for depth in [int(d) for d in cfg.grad_depths.split(",") if d]:
         for place in ("pre", "post", "none"):
             torch.manual_seed(cfg.run_seed)  # the weights train.py would build for this seed
             model = GPT(make_config(vocab_size=vocab, block_size=block, dropout=base.dropout, n_layer=depth,
                                     norm_place=place))
             g = step0_gradients(model, idx, tgt)
-            gradients.append({"norm_place": place, "n_layer": depth, "seed": cfg.run_seed,
-                              "loss": round(g["loss"], 4), "blocks": common.sig_all(g["blocks"], cfg.digits)})
+            gradients.append({"norm_place": place, "n_layer": depth, "seed": cfg.run_seed, "init": "default",
+                              "loss": round(g["loss"], 4), "blocks": common.sig_all(g["blocks"], cfg.digits),
+                              "stream_rms_out": common.sig(g["stream_rms_out"], cfg.digits)})
+    for init in INIT_CONTROLS:
+        if init == "default":
+            continue
+        for place in ("pre", "post"):
+            model = control_model(vocab, block, base.dropout, mc_layers, place, init, cfg.run_seed)
+            g = step0_gradients(model, idx, tgt)
+            gradients.append({"norm_place": place, "n_layer": mc_layers, "seed": cfg.run_seed, "init": init,
+                              "loss": round(g["loss"], 4), "blocks": common.sig_all(g["blocks"], cfg.digits),
+                              "stream_rms_out": common.sig(g["stream_rms_out"], cfg.digits)})
+    train_data = train.load_tokens(data, "train")
+    gen = torch.Generator().manual_seed(cfg.run_seed)  # the first batch train.py draws for this seed
+    first_batch = train.get_batch(train_data, base.batch_size, base.block_size, gen)
+    steps_first = []
+    for place in ("pre", "post"):
+        for warm in (True, False):
+            lr = train.lr_at(0, replace(base, warmup_steps=base.warmup_steps if warm else 0))
+            model = control_model(vocab, block, base.dropout, mc_layers, place, "default", cfg.run_seed)
+            f = first_step(model, base, lr, first_batch, (idx, tgt))
+            steps_first.append({"norm_place": place, "warmup": warm, "lr": lr,
+                                "groups": {k: common.sig_all(v, cfg.digits) for k, v in f["groups"].items()},
+                                **{k: common.sig(f[k], cfg.digits) for k in
+                                   ("val_loss_before", "val_loss_after", "head_input_change")}})
 
     gains = []
     for name in [BASELINE, *results]:
@@ -301,19 +424,21 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
                       "norm_place": model.cfg.norm_place, "gain_form": model.cfg.norm_gain,
                       "decay_on_gains": r["config"].get("norm_weight_decay", False),
                       "norms": gain_stats(model, cfg.digits)})
-    curves = {}
-    for name in [BASELINE, *results]:
-        ckpt = torch.load(common.run_dir(work, name, cfg.run_seed) / "ckpt.pt", map_location="cpu", weights_only=False)
-        losses = ckpt["state"]["losses"]
-        k = cfg.curve_every
-        curves[name] = [finite(round(sum(losses[i:i + k]) / len(losses[i:i + k]), 4)) for i in range(0, len(losses), k)]
-    sp = speed(base, vocab, train.load_tokens(data, "train"), cfg.speed_rounds, cfg.speed_steps, cfg.run_seed)
+    curves = {name: train_curve(common.run_dir(work, name, cfg.run_seed), cfg.curve_every) for name in [BASELINE, *results]}
+    curves.update({(name, sd): train_curve(common.run_dir(work, name, sd), cfg.curve_every) for name, sd in extra})
+    sp = speed(base, vocab, train_data, cfg.speed_rounds, cfg.speed_steps, cfg.run_seed)
 
     doc = build_export(cfg, baseline, results, skipped, done_before, meta, json.loads((data / "ngram.json").read_text()),
                        gradients, gains, curves, sp, idx, base, command=cfg.command or invoked, code=(commit, dirty),
-                       measure_s=time.time() - t0)
+                       measure_s=time.time() - t0, extra=extra, first=steps_first)
     write(doc, Path(out))
     return doc
+
+
+def train_curve(run_dir: Path, every: int) -> list:
+    """The mean training loss of each `every` consecutive steps, from the run's checkpoint."""
+    losses = torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=False)["state"]["losses"]
+    return [finite(round(sum(losses[i:i + every]) / len(losses[i:i + every]), 4)) for i in range(0, len(losses), every)]
 
 
 def run_row(name: str, r: dict, cfg: Config, curve: list, reused: bool) -> dict:
@@ -333,12 +458,13 @@ def run_row(name: str, r: dict, cfg: Config, curve: list, reused: bool) -> dict:
         "finite": None not in curve and finite(r["val_loss"]) is not None,
         "history": [{**h, "train_loss": finite(h["train_loss"]), "val_loss": finite(h["val_loss"])} for h in common.one_book_history(r["history"])],
         "train_curve": curve,
+        "probes": r.get("probes", []),
         "wall_seconds": r["wall_seconds"], "tokens_per_second": r["train_tokens_per_second"], "threads": r["threads"],
         "reused": reused,
     }
 
 
-def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
+def choice_text(cfg: Config, results: dict, skipped: list, steps: int, extra: dict | None = None) -> str:
     """What was trained, from the runs themselves: the budget's choice as the model card states it."""
     placed = [n for n in PLACEMENT_RUNS if n in results]
     parts = [f"{len(placed)} short runs of the full {steps:,}-step schedule's first {cfg.short_steps} steps for"
@@ -354,8 +480,12 @@ def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
     left = [n for n in RUNS if n not in results]
     if left:
         parts.append(f"not trained: {', '.join(left)}")
-    new_s = sum(r["wall_seconds"] for r in results.values())
-    steps = sum(steps_of(r) for r in results.values())
+    extra = extra or {}
+    if extra:
+        parts.append(f"extra seeds {cfg.extra_seeds} of {cfg.seeded}, {cfg.short_steps} steps each ({len(extra)} runs)")
+    every = [*results.values(), *extra.values()]
+    new_s = sum(r["wall_seconds"] for r in every)
+    steps = sum(steps_of(r) for r in every)
     if new_s > cfg.budget_minutes * 60:
         parts.append(f"over the {cfg.budget_minutes}-minute limit by {new_s - cfg.budget_minutes * 60:,.0f} s:"
                      f" {new_s / max(steps, 1):.2f} s per step on average over the {steps:,} new steps")
@@ -366,13 +496,14 @@ def choice_text(cfg: Config, results: dict, skipped: list, steps: int) -> str:
 
 
 def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, gradients, gains, curves, sp, idx, base,
-                 command, code, measure_s) -> dict:
+                 command, code, measure_s, extra=None, first=None) -> dict:
     tc, mc = baseline["config"], baseline["model_config"]
     # The baseline's full run is shared with the other experiments (reused, not this export's new
     # training); every run of RUNS is this experiment's, whichever invocation of it trained it.
     runs = [run_row(BASELINE, baseline, cfg, curves[BASELINE], True)]
     runs += [run_row(n, r, cfg, curves[n], False) for n, r in results.items()]
-    new = [r for r in runs if not r["reused"]]
+    seed_rows = [run_row(n, r, cfg, curves[(n, sd)], False) for (n, sd), r in (extra or {}).items()]
+    new = [r for r in runs + seed_rows if not r["reused"]]
     new_s = sum(r["wall_seconds"] for r in new)
     band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")
     tps = sp["tokens_per_second"]
@@ -380,7 +511,8 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
     ms = {n: statistics.median(v) for n, v in sp["norm_ms"].items()}
     short = cfg.short_steps
     not_tested = [
-        "one seed per run: a difference smaller than the baseline's seed band is not resolved",
+        "one seed per run except the seeded runs (seed_runs): a difference is read by the seeds protocol against"
+        " the baseline's seed band at the same step",
         f"the short runs are the first {short} steps of the {tc['steps']:,}-step schedule: what would happen"
         " later in those runs is not measured",
         "Post-LN was trained at our depth of 4 layers only; deeper models were measured at initialisation only"
@@ -426,8 +558,8 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
                    "measure_seconds": round(measure_s, 1),
-                   "choice": choice_text(cfg, results, skipped, tc["steps"])},
-        "timing": common.run_timing(runs, measure_s),
+                   "choice": choice_text(cfg, results, skipped, tc["steps"], extra)},
+        "timing": common.run_timing(runs, measure_s),  # seed_runs rows carry their own wall_seconds
         "not_tested": not_tested,
         "configs": common.card_configs(meta, tc, "norm", cfg),
     }
@@ -437,6 +569,7 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "baseline_band": band,
         "runs": runs,
+        "seed_runs": seed_rows,
         "placement": {"runs": [n for n in PLACEMENT_RUNS if n in results],
                       "rule": "Pre-LN and Post-LN, each with the baseline's warm-up and without, at the baseline's"
                               " lr and at high_lr_mult times it: the first short_steps steps of the full schedule"},
@@ -447,8 +580,16 @@ def build_export(cfg, baseline, results, skipped, done_before, meta, ngram, grad
                               " param_grad_norm: norm of the gradient of all a block's parameters; ffn_out_grad_norm:"
                               " of its FFN's output projection (W2 in Xiong et al. 2020, Theorem 1);"
                               " attn_out_grad_norm: of attention's output projection; stream_grad_norm: of"
-                              " dL/d(stream) at the block's input",
+                              " dL/d(stream) at the block's input; stream_rms_out: the RMS of the last block's"
+                              " output. init: default (ours) or a step-0 control of INIT_CONTROLS at our depth",
+                      "controls": INIT_CONTROLS,
                       "batch": {"sequences": idx.shape[0], "tokens": idx.numel()}, "models": gradients},
+        "first_step": {"rule": "one AdamW step as train.py takes it (its groups, betas, decay, clip 1.0) from the"
+                               " seed's init on the run's first training batch, at the lr of step 0 with the"
+                               " baseline's warm-up and without: per group of weights ||dW|| / ||W||, mean |dW| / lr"
+                               " and the init RMS; the head input's relative change ||dh|| / ||h|| and the loss on"
+                               " the gradient batch before and after",
+                       "n_layer": make_config().n_layer, "seed": cfg.run_seed, "models": first or []},
         "gains": {"rule": "the effective gain of each norm (g, or 1 + w) over its d channels, for every trained"
                           " model with norms; LayerNorm's bias too",
                   "decay_factor": {"rule": "prod over steps of (1 - lr_t * weight_decay): what AdamW's decoupled"

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.lab
 
 TINY_ARGS = ["vocab_size=300", "val_chapters=2", "steps=6", "batch_size=2", "block_size=32", "eval_every=3",
              "progress=false", "amp=off", "threads=1", "grad_batch=4", "short_steps=3", "short_eval_every=1",
-             "curve_every=2", "grad_depths=2,4", "speed_rounds=1", "speed_steps=1"]
+             "curve_every=2", "grad_depths=2,4", "speed_rounds=1", "speed_steps=1", "extra_seeds=1",
+             "seeded=pre_ln_no_warmup"]
 
 
 def test_post_ln_normalises_after_each_addition_and_has_no_final_norm():
@@ -103,12 +104,36 @@ def test_the_export_validates_and_holds_every_run(tiny):
     assert [h["step"] for h in runs["pre_ln_warmup"]["history"]] == [1, 2, 3]
     # The short Pre-LN run is the baseline's first steps (same settings, stop_at), so their step-3 losses agree.
     assert runs["pre_ln_warmup"]["train_curve"][0] == runs["baseline"]["train_curve"][0]
-    depths = {(m["norm_place"], m["n_layer"]) for m in doc["gradients"]["models"]}
+    depths = {(m["norm_place"], m["n_layer"]) for m in doc["gradients"]["models"] if m["init"] == "default"}
     assert depths == {(p, n) for p in ("pre", "post", "none") for n in (2, 4)}
+    controls = {(m["norm_place"], m["init"]) for m in doc["gradients"]["models"] if m["init"] != "default"}
+    assert controls == {(p, i) for p in ("pre", "post") for i in ("embed_unit", "writes_02", "embed_unit_writes_02")}
+    # Every run carries the probes train.py logged: step 0, then every evaluation.
+    assert [p["step"] for p in runs["post_ln_no_warmup"]["probes"]] == [0, 1, 2, 3]
+    # The extra seed trains the short length with its own seed, the rest as its seed-0 row.
+    (extra,) = doc["seed_runs"]
+    assert (extra["name"], extra["seed"], extra["steps_trained"]) == ("pre_ln_no_warmup", 1, 3)
+    assert extra["val_loss"] != runs["pre_ln_no_warmup"]["val_loss"]
     gained = {g["run"] for g in doc["gains"]["models"]}
     assert "no_norm" not in gained and {"baseline", "layernorm", "gain_decay"} <= gained
     assert doc["model_card"]["command"].startswith("python -m lab norm --corpus PATH/TO/tiny.txt")
     assert str(tiny) not in json.dumps(doc)  # no path of this machine: the corpus by name
+
+
+def test_adams_first_step_moves_every_weight_by_about_the_learning_rate(tiny):
+    """Adam's first step is m/sqrt(v) = g/|g|: every weight moves by lr whatever its gradient's size
+    (decoupled decay adds lr * wd * |w|, tiny at init), in Pre-LN and Post-LN alike."""
+    doc = json.loads((tiny / "export" / "norm.json").read_text(encoding="utf-8"))
+    models = doc["first_step"]["models"]
+    assert {(m["norm_place"], m["warmup"]) for m in models} == {(p, w) for p in ("pre", "post") for w in (True, False)}
+    for m in models:
+        assert m["groups"]["gains"]["mean_abs_over_lr"] == pytest.approx(1.0, rel=1e-3)
+        assert m["groups"]["write_back"]["mean_abs_over_lr"] == pytest.approx(1.0, rel=1e-2)
+    cold = {m["norm_place"]: m for m in models if not m["warmup"]}
+    warm = {m["norm_place"]: m for m in models if m["warmup"]}
+    # Warm-up's first lr is lr / warmup_steps, so the same step moves each weight that many times less.
+    ratio = cold["pre"]["groups"]["write_back"]["relative"] / warm["pre"]["groups"]["write_back"]["relative"]
+    assert ratio == pytest.approx(cold["pre"]["lr"] / warm["pre"]["lr"], rel=0.05)
 
 
 def test_a_rerun_trains_nothing_and_writes_the_same_runs(tiny):
@@ -119,4 +144,5 @@ def test_a_rerun_trains_nothing_and_writes_the_same_runs(tiny):
     assert [r["val_loss"] for r in after["runs"]] == [r["val_loss"] for r in before["runs"]]
     assert [r["wall_seconds"] for r in after["runs"]] == [r["wall_seconds"] for r in before["runs"]]  # nothing trained
     assert [r["reused"] for r in after["runs"]] == [True] + [False] * len(norm.RUNS)  # only the shared baseline
+    assert [r["wall_seconds"] for r in after["seed_runs"]] == [r["wall_seconds"] for r in before["seed_runs"]]
     assert after["model_card"]["budget"]["new_runs_seconds"] == before["model_card"]["budget"]["new_runs_seconds"]
