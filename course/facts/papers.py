@@ -18,6 +18,8 @@ def paper_facts(papers):
         "resnet": resnet_facts(papers["he2015"]),
         "xiong": warmup_facts(papers["xiong2020"]),
         "rmsnorm": {**papers["zhang2019"]["rows"][0], "paper": papers["zhang2019"]["paper"]},
+        "tfixup": {**papers["huang2020"]["rows"][0], "paper": papers["huang2020"]["paper"]},
+        "deepnet": {**papers["wang2022"]["rows"][0], "paper": papers["wang2022"]["paper"]},
     }
 
 
