@@ -34,7 +34,8 @@ class Fact:
 GRID = {  # model -> params to compare (the default first)
     "batch-trap": [{}, {"batch": "batch2"}, {"batch": "single"}],
     "norm-token": [{}, {"preset": "outlier"}, {"preset": "near-zero", "eps": 0.01}, {"w": -0.5}],
-    "norm-placement": [{}, {"depth": 3, "place": "pre", "seed": 1}],
+    "norm-placement": [{}, {"depth": 3, "place": "pre", "seed": 1}, {"depth": 7, "place": "output", "init": "scaled", "seed": 2},
+                       {"depth": 1, "place": "post", "init": "scaled"}],
     "depth-signal": [{}, {"depth": 4, "residual": True, "norm": False}],
     "token-identity": [{}],
     "ablation": [{}, {"readings": False}, ("select", {"selected": "no_ffn"}), ("select", {"selected": "attn_only_12l"}),

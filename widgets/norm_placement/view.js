@@ -1,4 +1,4 @@
-// norm-placement: depth, placement and seed ask model.py's view; this redraws the two curves
+// norm-placement: depth, placement, init and seed ask model.py's view; this redraws the two curves
 // and writes the numbers. Draws and listens only: every value comes from model.py.
 import { drawTicks } from "../runtime/chart.js";
 
@@ -9,6 +9,7 @@ export function mount(root, api) {
   async function refresh(speak) {
     params.depth = Number(depth.value);
     params.place = root.querySelector('input[name="np-place"]:checked').value;
+    params.init = root.querySelector('input[name="np-init"]:checked').value;
     params.seed = Number(root.querySelector('input[name="np-seed"]:checked').value);
     const state = await api.latest("view", { ...params });
     if (!state) return;
