@@ -64,6 +64,16 @@ GRID = {  # model -> params to compare (the default first)
                  # the first validation, a part a call; steps to 25, where the next falls due; its first part
                  ] + [("train", {"n": 26})] * 6 + [("generate", {"n": 8, "temperature": 0.8}), ("loss_log", {}),
                  ("state", {})],
+    "warmup-curves": [{}, {"window": "full"}, {"shown": []}, {"window": "full", "shown": []},
+                      # nulls, a lone value, two seeds of one run, a run whose last mean covers 5 steps
+                      {"data": {"every": 10, "unigram": 7.0, "bigram": 5.5, "full_steps": 400, "series": [
+                          {"name": "a", "label": "甲", "seed": 0, "steps": 95,
+                           "values": [7.6, None, 7.1, 6.9, None, 6.5, 6.4, None, None, 6.96]},
+                          {"name": "a", "label": "甲", "seed": 1, "steps": 400, "values": [7.62] + [7.0] * 28 + [6.9] * 11},
+                          {"name": "b", "label": "乙", "seed": 0, "steps": 100, "values": [None] * 10}]}},
+                      {"data": {"every": 10, "unigram": 7.0, "bigram": 5.5, "full_steps": 400, "series": [
+                          {"name": "a", "label": "甲", "seed": 1, "steps": 400, "values": [7.62] + [7.0] * 28 + [6.9] * 11},
+                          {"name": "b", "label": "乙", "seed": 0, "steps": 100, "values": [6.5] * 10}]}, "window": "full"}],
     "swiglu-clamp": [{}, {"x": 300.0, "clamp": "gpt-oss"}, {"x": 2e19, "clamp": "deepseek-v4"},
                      {"tied": False, "x": -5.0, "y": 1e20}, {"tied": False, "x": 7.0, "y": 0.0, "clamp": "gpt-oss"}],
 }
