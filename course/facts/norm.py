@@ -1,17 +1,48 @@
 """Facts of our model's norm experiment (data/real-model/norm/norm.json, `python -m lab norm`):
-facts.norm, or None before its first export. Lesson c4/l3's 真模型 reads only these."""
+facts.norm, or None before its first export. Lesson c4/l3's 真模型 reads only these.
+
+Every comparison is read by the seeds protocol (widgets/common/seeds.py) against the baseline's
+seed band at the same step; the baseline's seeds are the FFN experiment's (ablation.json), whose
+seed 0 is the norm export's baseline run.
+"""
 import statistics
 
+from course.widgets import common_module
+
+numfmt = common_module("numfmt")  # first: seeds imports it
+seeds = common_module("seeds")
+
 KEY = "real-model/norm/norm"
+ABLATION = "real-model/ablation"
 STUCK = 0.1  # a run whose val loss is within this of the unigram's has learnt nothing beyond token counts
+LEAVE_MARGIN = 0.05  # a 10-step mean of training loss this far below the unigram has left its plateau
+LABELS = {  # the page's names of the runs
+    "baseline": "基线（Pre-LN，有预热）",
+    "pre_ln_warmup": "Pre-LN，有预热",
+    "pre_ln_no_warmup": "Pre-LN，不预热",
+    "post_ln_warmup": "Post-LN，有预热",
+    "post_ln_no_warmup": "Post-LN，不预热",
+    "pre_ln_warmup_high_lr": "Pre-LN，有预热，3 倍学习率",
+    "pre_ln_no_warmup_high_lr": "Pre-LN，不预热，3 倍学习率",
+    "post_ln_warmup_high_lr": "Post-LN，有预热，3 倍学习率",
+    "post_ln_no_warmup_high_lr": "Post-LN，不预热，3 倍学习率",
+    "layernorm": "LayerNorm（Pre-LN，有预热）",
+}
+CURVE_RUNS = ("pre_ln_warmup", "pre_ln_no_warmup", "post_ln_warmup", "post_ln_no_warmup", "layernorm",
+              "post_ln_warmup_high_lr")  # the curve chart's runs, in its order
 
 
-def loss_at(run, step):
-    """The val loss at the evaluation nearest `step` (None where not finite)."""
-    points = [h for h in run["history"] if h["val_loss"] is not None]
+def say(c):
+    """The protocol's verdict in the page's words, losses to 3 decimals."""
+    return seeds.verdict_phrase(c, lambda x: numfmt.num(x, 3))
+
+
+def loss_at(run, step, key="val_loss"):
+    """The loss at the evaluation nearest `step` (None where not finite)."""
+    points = [h for h in run["history"] if h[key] is not None]
     if not points:
         return None
-    return min(points, key=lambda h: abs(h["step"] - step))["val_loss"]
+    return min(points, key=lambda h: abs(h["step"] - step))[key]
 
 
 def placement_rows(runs, placement, unigram, short):
@@ -21,24 +52,49 @@ def placement_rows(runs, placement, unigram, short):
     for name in placement:
         r = runs[name]
         loss = loss_at(r, short)
-        rows.append({"name": name, "place": r["norm_place"], "warmup": r["warmup_steps"] > 0,
+        rows.append({"name": name, "label": LABELS[name], "place": r["norm_place"], "warmup": r["warmup_steps"] > 0,
                      "lr_mult": r["lr_mult"], "steps": r["steps_trained"], "at_short": loss,
+                     "train_at_short": loss_at(r, short, "train_loss"),
                      "val_loss": r["val_loss"], "finite": r["finite"],
                      "stuck": loss is None or loss > unigram - STUCK})
     return rows
 
 
+def left_plateau(curve, every, unigram):
+    """The first step whose `every`-step mean of training loss is LEAVE_MARGIN below the unigram,
+    or None: when a run stopped predicting by token counts alone."""
+    for i, v in enumerate(curve):
+        if v is not None and v < unigram - LEAVE_MARGIN:
+            return (i + 1) * every
+    return None
+
+
 def gradient_facts(models):
-    """Step-0 gradients of the FFN's output projection (Xiong et al.'s W2), per placement and depth."""
-    out = {}
+    """Step-0 gradients of the FFN's output projection (Xiong et al.'s W2), per placement and depth,
+    for our init; and the controls at our depth under Xiong's assumptions."""
+    out, controls = {}, {}
     for m in models:
         ffn = [b["ffn_out_grad_norm"] for b in m["blocks"]]
-        out[(m["norm_place"], m["n_layer"])] = {"place": m["norm_place"], "n_layer": m["n_layer"], "ffn": ffn,
-                                                "last": ffn[-1], "first": ffn[0], "last_over_first": ffn[-1] / ffn[0]}
+        row = {"place": m["norm_place"], "n_layer": m["n_layer"], "init": m.get("init", "default"), "ffn": ffn,
+               "last": ffn[-1], "first": ffn[0], "last_over_first": ffn[-1] / ffn[0],
+               "stream_rms_out": m.get("stream_rms_out")}
+        if row["init"] == "default":
+            out[(m["norm_place"], m["n_layer"])] = row
+        else:
+            controls.setdefault(row["init"], {})[m["norm_place"]] = row
     depths = sorted({d for _, d in out})
+    pre_over_post = {d: out[("pre", d)]["last"] / out[("post", d)]["last"]
+                     for d in depths if ("post", d) in out and ("pre", d) in out}
+    # Pre-LN's last block reaches the loss through the final norm, whose Jacobian is 1/RMS of the
+    # stream it reads; Post-LN's stream is already at RMS about 1. So pre/post is about 1/RMS.
+    predicted = {d: 1 / out[("pre", d)]["stream_rms_out"] for d in pre_over_post
+                 if out[("pre", d)]["stream_rms_out"]}
+    ctrl = {init: {"pre_over_post": c["pre"]["last"] / c["post"]["last"], "pre_rms": c["pre"]["stream_rms_out"],
+                   "pre": c["pre"]["last"], "post": c["post"]["last"]}
+            for init, c in controls.items() if "pre" in c and "post" in c}
     return {"by": {f"{p}-{d}": v for (p, d), v in out.items()}, "depths": depths,
-            "post_over_pre_last": {d: out[("post", d)]["last"] / out[("pre", d)]["last"]
-                                   for d in depths if ("post", d) in out and ("pre", d) in out}}
+            "post_over_pre_last": {d: 1 / r for d, r in pre_over_post.items()},
+            "pre_over_post_last": pre_over_post, "predicted_pre_over_post": predicted, "controls": ctrl}
 
 
 def gain_facts(models):
@@ -55,36 +111,130 @@ def gain_facts(models):
     return out
 
 
-def norm_facts(data):
+def baseline_seeds(ablation, step, key="val_loss"):
+    """{seed: the baseline's loss at evaluation `step`} over the FFN experiment's seeds."""
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    return seeds.history_by_seed(base, step, key)
+
+
+def seed_losses(name, runs, seed_runs, step, key="val_loss"):
+    """{seed: loss at `step`} of one of this export's runs over its seeds (run_seed and seed_runs)."""
+    out = {}
+    for r in [runs[name], *[s for s in seed_runs if s["name"] == name]]:
+        value = seeds.at_step(r["history"], step, key)
+        if value is not None:
+            out[r["seed"]] = value
+    return out
+
+
+def comparisons(runs, seed_runs, ablation, short):
+    """Each placement comparison the page reads, at step `short`, by the seeds protocol, on val
+    and on training loss. The Pre-LN-with-warm-up arm is the baseline itself (its seeds)."""
+    out = {}
+    for key in ("val_loss", "train_loss"):
+        base = baseline_seeds(ablation, short, key)
+        width = seeds.band(base.values())
+        arms = {"pre_warm": base, **{k: seed_losses(n, runs, seed_runs, short, key) for k, n in
+                (("pre_cold", "pre_ln_no_warmup"), ("post_warm", "post_ln_warmup"), ("post_cold", "post_ln_no_warmup"))
+                if n in runs}}
+        pairs = {"pre_cold-pre_warm": ("pre_warm", "pre_cold"), "post_warm-pre_warm": ("pre_warm", "post_warm"),
+                 "post_cold-post_warm": ("post_warm", "post_cold"), "post_warm-pre_cold": ("pre_cold", "post_warm"),
+                 "post_cold-pre_warm": ("pre_warm", "post_cold")}
+        out[key] = {"band": width, "arms": arms, "base_seeds": sorted(base)}
+        for name, (a, b) in pairs.items():
+            if a in arms and b in arms:
+                c = seeds.compare(arms[a], arms[b], width)
+                out[key][name] = {**c, "say": say(c)}
+    return out
+
+
+def long_run(run, unigram, every, ablation):
+    """A run trained past the short length: its val loss at every evaluation, against the
+    baseline's seeds at the same steps, and whether it ever left the unigram plateau."""
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    points = []
+    for h in run["history"]:
+        b = seeds.history_by_seed(base, h["step"], "val_loss")
+        points.append({"step": h["step"], "val_loss": h["val_loss"], "train_loss": h["train_loss"],
+                       "baseline_min": min(b.values()) if b else None, "baseline_max": max(b.values()) if b else None,
+                       "stuck": h["val_loss"] is None or h["val_loss"] > unigram - STUCK})
+    return {"name": run["name"], "steps": run["steps_trained"], "points": points,
+            "left_at": left_plateau(run["train_curve"], every, unigram),
+            "left_val_at": next((p["step"] for p in points if not p["stuck"]), None)}
+
+
+def probe_at(run, step):
+    return next((p for p in run.get("probes", []) if p["step"] == step), None)
+
+
+def adam_facts(card, first_step):
+    """What one AdamW step moves, from the lr schedule and the measured first step."""
+    t = card["training"]
+    lr, w = t["lr"], t["warmup_steps"]
+    models = {(m["norm_place"], m["warmup"]): m for m in first_step["models"]}
+    cold, warm = models[("pre", False)], models[("pre", True)]
+    wb = cold["groups"]["write_back"]
+    return {"lr": lr, "warmup": w, "first_warm_lr": lr / w,
+            "ten_warm_steps": sum(lr * (s + 1) / w for s in range(10)),  # the lr of warm-up steps 0..9 summed
+            "write_back_init_rms": wb["init_rms"], "write_back_share": lr / wb["init_rms"],
+            "embedding_share": lr / cold["groups"]["embedding"]["init_rms"],
+            "models": models, "cold": cold, "warm": warm,
+            "head_change": {f"{p}-{'warm' if wm else 'cold'}": m["head_input_change"] for (p, wm), m in models.items()}}
+
+
+def curve_facts(runs, every, unigram, bigram, full_steps):
+    """What the warmup-curves widget draws: each run's training-loss curve, first steps."""
+    series = [{"name": n, "label": LABELS[n], "seed": runs[n]["seed"], "steps": runs[n]["steps_trained"],
+               "values": runs[n]["train_curve"]} for n in CURVE_RUNS if n in runs]
+    return {"every": every, "unigram": unigram, "bigram": bigram, "full_steps": full_steps, "series": series}
+
+
+def norm_facts(data, ablation):
     runs = {r["name"]: r for r in data["runs"]}
+    seed_runs = data.get("seed_runs", [])
     unigram = data["references"]["unigram"]
     card = data["model_card"]
     short = card["training"]["short_steps"]
+    every = int(data["train_curve_rule"].split("each ")[1].split(" ")[0])
     rows = placement_rows(runs, data["placement"]["runs"], unigram, short)
     by = {(r["place"], r["warmup"], r["lr_mult"]): r for r in rows}
     high = card["training"]["high_lr_mult"]
     baseline = runs["baseline"]
     layernorm = runs.get("layernorm")
     gains = gain_facts(data["gains"]["models"])
-    # The gains after the same short run without decay: what decay on g or on w moved them from.
     undecayed = next((gains[r["name"]] for r in rows if r["place"] == "pre" and r["warmup"] and r["lr_mult"] == 1.0
                       and r["name"] in gains), None)
+    longer = [long_run(runs[r["name"]], unigram, every, ablation) for r in rows if r["steps"] > short]
+    band_short = seeds.band(baseline_seeds(ablation, short).values())
     return {
         "card": card,
         "runs": runs,
+        "seed_runs": seed_runs,
+        "seeds_of": {n: sorted({runs[n]["seed"], *[s["seed"] for s in seed_runs if s["name"] == n]}) for n in runs},
         "references": data["references"],
-        "band": data["baseline_band"],
         "rows": rows,
         "high_lr_mult": high,
         "cell": {f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}": r for (p, w, m), r in by.items()},
         "short_steps": short,
-        "baseline_at_short": loss_at(baseline, short),
+        "band_short": band_short,
+        "baseline_seed_count": len(baseline_seeds(ablation, short)),
+        "compare": comparisons(runs, seed_runs, ablation, short),
+        "longer": longer,
+        "left_at": {n: left_plateau(runs[n]["train_curve"], every, unigram) for n in runs},
+        "probes": {n: {"short": probe_at(runs[n], short), "last": (runs[n].get("probes") or [None])[-1],
+                       "init": probe_at(runs[n], 0)} for n in runs},
+        "curves": curve_facts(runs, every, unigram, data["references"]["bigram"], card["training"]["steps"]),
+        "adam": adam_facts(card, data["first_step"]) if "first_step" in data else None,
         "not_run": [f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}" for p in ("pre", "post")
                     for w in (False, True) for m in (1.0, high) if (p, w, m) not in by],
         "layernorm": None if layernorm is None else {
             "steps": layernorm["steps_trained"], "val_loss": layernorm["val_loss"],
             "baseline_then": loss_at(baseline, layernorm["steps_trained"]),
-            "diff": layernorm["val_loss"] - loss_at(baseline, layernorm["steps_trained"])},
+            "diff": layernorm["val_loss"] - loss_at(baseline, layernorm["steps_trained"]),
+            "band": seeds.band(baseline_seeds(ablation, layernorm["steps_trained"]).values()),
+            "compare": seeds.compare({baseline["seed"]: loss_at(baseline, layernorm["steps_trained"])},
+                                     {layernorm["seed"]: layernorm["val_loss"]},
+                                     seeds.band(baseline_seeds(ablation, layernorm["steps_trained"]).values()))},
         "gradients": gradient_facts(data["gradients"]["models"]),
         "gains": gains,
         "undecayed": undecayed,
@@ -96,4 +246,4 @@ def norm_facts(data):
 
 
 def facts(data):
-    return {"norm": norm_facts(data[KEY]) if KEY in data else None}
+    return {"norm": norm_facts(data[KEY], data[ABLATION]) if KEY in data else None}

@@ -20,6 +20,7 @@ def paper_facts(papers):
         "rmsnorm": {**papers["zhang2019"]["rows"][0], "paper": papers["zhang2019"]["paper"]},
         "tfixup": {**papers["huang2020"]["rows"][0], "paper": papers["huang2020"]["paper"]},
         "deepnet": {**papers["wang2022"]["rows"][0], "paper": papers["wang2022"]["paper"]},
+        "llama_warmup": {**papers["touvron2023"]["rows"][0], "paper": papers["touvron2023"]["paper"]},
     }
 
 

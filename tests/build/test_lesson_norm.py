@@ -7,7 +7,10 @@ from support import ROOT
 from course.checks import contract
 from course.data import load_data
 from course.facts import build_facts
-from course.widgets import load_model
+from course.widgets import common_module, load_model
+
+numfmt = common_module("numfmt")
+num, pct = numfmt.num, numfmt.pct
 
 
 def page(site_dir):
@@ -39,7 +42,8 @@ def test_the_design_steps_read_the_models(site_dir):
 
 
 def test_the_placement_claims_hold_in_the_stack(site_dir):
-    """④ 第 2 步: Post-LN's last-layer gradient about flat in depth, Pre-LN's shrinking like 1/sqrt(L)."""
+    """④ 第 2 步: under Xiong's unit writes Post-LN's last-layer gradient stays flat in depth and
+    Pre-LN's shrinks; under GPT-2's scaled write-backs Pre-LN's hardly shrinks; the page says both."""
     html = page(site_dir)
     npl = load_model("norm-placement")
     post2, post32 = (npl.mean_over_seeds(npl.last_layer_grad, "post", d) for d in (2, 32))
@@ -47,9 +51,13 @@ def test_the_placement_claims_hold_in_the_stack(site_dir):
     assert post32 / post2 < 1.5 and 2.5 < pre2 / pre32 < 6
     assert f"2 层时是 {post2:.2f}、32 层时是 {post32:.2f}" in html
     assert f"从 2 层时的 {pre2:.2f} 降到 32 层时的 {pre32:.2f}" in html
-    for widget in ("batch-trap", "norm-token", "norm-placement"):
+    pre32_first = npl.mean_over_seeds(npl.first_layer_grad, "pre", 32)
+    assert pre32_first > pre32 and f"32 层时第 1 层 {pre32_first:.2f}，最后一层 {pre32:.2f}" in html
+    pre2s, pre32s = (npl.mean_over_seeds(npl.last_layer_grad, "pre", d, init="scaled") for d in (2, 32))
+    assert pre32s > 0.7 * pre2s and f"从 2 层的 {pre2s:.2f} 到 32 层的 {pre32s:.2f}，几乎不随层数变小" in html
+    for widget in ("batch-trap", "norm-token", "norm-placement", "warmup-curves"):
         assert f'data-widget="{widget}"' in html
-    assert 'data-exercise="c4/l3/rms-norm"' in html
+    assert 'data-exercise="c4/l3/rms-norm"' in html and 'data-exercise="c4/l3/pre-post-stack"' in html
 
 
 def test_sections_follow_the_contract(site_dir):
@@ -68,19 +76,22 @@ def test_the_real_model_section_follows_the_norm_export(site_dir):
         return
     assert "这一节正在准备" not in text
     for row in n["rows"]:  # one table row per placement run, with its loss and its reading
-        reading = "发散" if not row["finite"] else "停在 unigram 附近" if row["stuck"] else "在学"
+        reading = "发散" if not row["finite"] else "还在平台上：只学会了词频" if row["stuck"] else "离开了平台"
         assert f"{row['at_short']:.3f}" in text and reading in text
-    cold, warm = n["cell"]["post-cold-base"], n["cell"]["post-warm-base"]
-    if cold["stuck"] and not warm["stuck"]:
-        assert f"没有预热的 Post-LN，{n['short_steps']} 步后验证损失还是 {cold['at_short']:.3f}" in text
-    elif not cold["stuck"]:
-        assert "我们的数据和教科书不一致" in text
-    ratios = n["gradients"]["post_over_pre_last"]
-    for depth, ratio in ratios.items():
-        assert f"{depth} 层的模型里，最后一块的梯度 Post-LN 是 Pre-LN 的 {ratio:.2f} 倍" in text
-    agrees = all(r > 1 for r in ratios.values())
-    assert ("和定理说的一样，Post-LN 靠近输出的梯度更大" in text) == agrees
-    assert ("但大小关系和 Xiong 等人的结论、也和 ④ 的组件相反" in text) == (not agrees)
+    for key in ("pre_cold-pre_warm", "post_cold-post_warm", "post_warm-pre_warm", "post_warm-pre_cold"):
+        assert n["compare"]["val_loss"][key]["say"] in text  # each read by the seeds protocol
+    assert f"{n['band_short']:.3f}，这是「种子带」" in text
+    g = n["gradients"]
+    d = g["depths"][0]
+    assert f"最后一块，Pre-LN 是 Post-LN 的 {num(g['pre_over_post_last'][d], 1)} 倍" in text
+    if g["by"][f"pre-{d}"]["stream_rms_out"]:  # exports before schema 3 did not record it
+        assert f"实测 {num(g['pre_over_post_last'][d], 1)} 倍" in text
+        assert f"放大了约 {num(g['predicted_pre_over_post'][d], 1)} 倍" in text  # 1 / RMS of the stream
+    if n["adam"]:
+        ad = n["adam"]
+        assert f"是它初始大小的 {pct(ad['write_back_share'])}" in text
+        for m in ad["models"].values():
+            assert pct(m["head_input_change"]) in text
     if n["layernorm"]:
         ln = n["layernorm"]  # compared with the baseline at the same step, not with its full run
         assert f"验证损失 {ln['val_loss']:.3f}；RMSNorm 基线在同一步是 {ln['baseline_then']:.3f}" in text
