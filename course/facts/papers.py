@@ -25,13 +25,34 @@ def paper_facts(papers):
 
 
 def shazeer_facts(paper):
-    """Shazeer's Table 1 at 65,536 steps: every FFN's log-perplexity and its std over 4 runs, by
-    short name (relu, gelu, swish, glu, bilinear, geglu, swiglu, reglu), best first in `ranked`."""
+    """Shazeer's Table 1 (T5-base pre-trained on C4's span-filling task; heldout log-perplexity):
+    at 65,536 steps every FFN's value and its std over 4 runs, by short name (relu, gelu, swish,
+    glu, bilinear, geglu, swiglu, reglu), best first in `ranked`; at 524,288 steps (one run each)
+    the same under `long`, with `long_ranked`. `pairs` and `pairs_long`: what adding a gate gains
+    with the same activation (ReLU -> ReGLU, GELU -> GEGLU, Swish -> SwiGLU); `ungated_spread`
+    and `gated_spread` (ReGLU, GEGLU, SwiGLU): how much swapping the activation moves it.
+    `glue` and `superglue`: the fine-tuned models' average dev scores (Tables 2 and 3)."""
     rows = {row["row"].removeprefix("FFN_").lower(): row for row in paper["rows"]}
     by = {k: r["log_ppl"] for k, r in rows.items()}
+    long = {k: r["log_ppl_524k"] for k, r in rows.items()}
+    ungated, gated = ("relu", "gelu", "swish"), ("reglu", "geglu", "swiglu")
+
+    def spread(table, keys):
+        return max(table[k] for k in keys) - min(table[k] for k in keys)
+
+    def pairs(table):
+        return {a: table[a] - table[g] for a, g in zip(ungated, gated)}
+
     return {**by, "std": {k: r.get("std") for k, r in rows.items()},
             "ranked": sorted(by, key=by.get), "largest_std": max(r.get("std") or 0 for r in rows.values()),
             "smallest_std": min(r["std"] for r in rows.values() if r.get("std")),
+            "long": long, "long_ranked": sorted(long, key=long.get), "steps_long": paper["steps_long"],
+            "pairs": pairs(by), "pairs_long": pairs(long),
+            "ungated_spread": spread(by, ungated), "ungated_spread_long": spread(long, ungated),
+            "gated_spread": spread(by, gated), "gated_spread_long": spread(long, gated),
+            "glue": {k: r["glue_score"] for k, r in rows.items()},
+            "superglue": {k: r["superglue_score"] for k, r in rows.items()},
+            "finetune_std": {"glue": paper["finetune_std"]["glue"], "superglue": paper["finetune_std"]["superglue"]},
             "widths": paper["widths"], "steps": paper["steps"], "model": paper["model"], "table": paper["table"],
             "paper": paper["paper"]}
 

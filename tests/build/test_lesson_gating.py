@@ -5,6 +5,7 @@ import html as htmllib
 import re
 
 import numfmt
+import pytest
 from support import ROOT
 
 from course.checks import contract
@@ -28,20 +29,48 @@ def facts():
 
 
 def test_one_product_splits_the_reviews_and_one_relu_cannot(site_dir):
-    text = text_of(site_dir)
+    """Step 1's ReLU neuron is the widget's first state; GELU's near miss is said; the product is exact."""
+    text, html = text_of(site_dir), page(site_dir)
     gn = load_model("gated-neuron")
-    exact = gn.exact_solution("none")
-    assert exact["mse"] == 0 and "MSE 是 0" in text
+    one = [0.0, 0.0, 1.0]
+    assert (gn.PARAMS["task"], gn.PARAMS["activation"], gn.PARAMS["up"]) == ("reviews", "relu", one)  # opens on step 1
+    widget = html[html.index('data-widget="gated-neuron"'):]
+    assert 'value="relu" checked' in widget[:6000] and 'value="reviews" checked' in widget[:6000]
+    start = gn.mse("reviews", "relu", gn.PARAMS["gate"], one)
+    best = gn.best_ungated("reviews", "relu")["mse"]
+    assert best == 0.25 and f"默认的读数下 MSE 是 {start:.3f}" in text and f"最好也只有 {best:.3f}" in text
+    gelu = gn.fit("reviews", "gelu", gn.FAR_GATE, one)
+    silu = gn.mse("reviews", "silu", gn.FAR_GATE, one)
+    assert gelu["mse"] < 1e-5 and f"MSE 降到 {gn.mse_text(gelu['mse'])}（SiLU 是 {gn.mse_text(silu)}）" in text
+    assert gelu["w_o"] < -10 and f"{gelu['w_o']:.1f}".replace("-", "−") in text  # the large output weight the page names
+    exact = gn.exact_solution("reviews", "none")
+    assert exact["mse"] == 0 and "MSE 是 0，一个神经元就够了" in text
     for _, p, n, y in gn.REVIEWS:  # the shorter solution the page names: (p - n)^2 is the target on 0/1 inputs
         assert (p - n) ** 2 == y
-    start = gn.mse(gn.PARAMS["activation"], gn.PARAMS["gate"], gn.PARAMS["up"])
-    assert start > 0.1 and f"默认的权重下 MSE 是 {start:.3f}" in text
-    far = gn.mse("silu", [gn.SLIDER[0], gn.SLIDER[0], 0.0], gn.PARAMS["up"])
-    assert far < 0.05 and f"MSE 降到 {far:.3f}" in text  # one SiLU neuron nearly splits them: the page says so
-    sig = gn.mse("sigmoid", exact["gate"], exact["up"])
-    assert sig > 0.1 and f"MSE 是 {sig:.3f}" in text
+    sig = gn.mse("reviews", "sigmoid", exact["gate"], exact["up"])
+    near = gn.mse("reviews", "sigmoid", *gn.SIGMOID_NEAR)
+    assert sig > 0.1 and f"MSE 是 {sig:.3f}" in text and f"时是 {gn.mse_text(near)}），但永远到不了 0" in text
     for exercise in ("one-gated-neuron", "swiglu", "llama-width"):
-        assert f'data-exercise="c4/l4/{exercise}"' in page(site_dir)
+        assert f'data-exercise="c4/l4/{exercise}"' in html
+    for gone in ("它们只在负的一侧不同", "回答第二件", "ReLU 只会保持大小顺序"):
+        assert gone not in text
+
+
+def test_graded_strengths_need_a_product(site_dir):
+    """No neuron without a gate fits pn (the page's numbers are the widget's brute-force bests); one product does."""
+    text = text_of(site_dir)
+    gn = load_model("gated-neuron")
+    best = {key: gn.best_ungated("graded", key)["mse"] for key in gn.KEYS}
+    assert min(best.values()) > 0.004 and gn.best_ungated_any("graded")["mse"] == min(best.values())
+    assert (f"不带门的 ReLU 神经元最好是 {gn.mse_text(best['relu'])}，GELU {gn.mse_text(best['gelu'])}，"
+            f"SiLU {gn.mse_text(best['silu'])}（全部输出 0 时是 {gn.baseline('graded'):.3f}）") in text
+    exact = gn.exact_solution("graded", "none")
+    assert exact["mse"] == 0 and (exact["gate"], exact["up"]) == ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    small = gn.mse("graded", "silu", gn.SMALL_GATE, exact["up"])
+    assert small < min(best.values()) / 10
+    assert f"SwiGLU 的 MSE 是 {gn.mse_text(small)}，比滑块范围内最好的不带门神经元（{gn.mse_text(min(best.values()))}）小得多" in text
+    assert f"表格就变成 {len(gn.GRID) ** 2} 个点" in text
+    assert gn.exact_solution("graded", "silu") is None and gn.exact_solution("graded", "gelu") is None
 
 
 def test_the_activation_facts_are_the_models(site_dir):
@@ -52,18 +81,40 @@ def test_the_activation_facts_are_the_models(site_dir):
     assert f"最低 {g['y']:.3f}".replace("-", "−") in text and f"最低 {s['y']:.3f}".replace("-", "−") in text
     err = ac.tanh_form_max_error()["error"]
     assert 4.6e-4 < err < 4.8e-4 and f"最多差 {numfmt.sci(err, 2)}" in text  # the facts file's 4.7e-4 on [-10, 10]
+    # both sides differ alike: f(z) - f(-z) = z, so f(z) - ReLU(z) = f(-|z|)
+    for f in (ac.gelu, ac.silu):
+        for z in (0.3, 1.0, 2.5, 4.0):
+            assert f(z) - f(-z) == pytest.approx(z, rel=1e-12) and f(z) - ac.relu(z) == pytest.approx(f(-z), rel=1e-9)
+    gap = ac.relu(1.0) - ac.silu(1.0)
+    assert f"SiLU(1) = {ac.silu(1.0):.3f}，比 ReLU 低 {gap:.3f}；SiLU(−1) = {ac.silu(-1.0):.3f}".replace("= -", "= −") in text
+    assert f"SiLU 还差 {ac.relu(4.0) - ac.silu(4.0):.3f}" in text
 
 
 def test_shazeers_table_is_whole_and_ranked(site_dir):
     text = text_of(site_dir)
     sz = facts()["papers"]["shazeer"]
     gated = {"glu", "bilinear", "geglu", "swiglu", "reglu"}
-    assert set(sz["ranked"][:5]) == gated  # every gated FFN ahead of every ungated one, as the page says
+    assert set(sz["ranked"][:5]) == gated and set(sz["long_ranked"][:5]) == gated  # every gated FFN ahead, both columns
     assert sz["bilinear"] < min(sz["relu"], sz["gelu"])
+    # the 524,288-step column as the paper prints it (Table 1; data/papers.json cites the copies it was read in)
+    assert sz["long"] == {"relu": 1.677, "gelu": 1.679, "swish": 1.683, "glu": 1.663, "bilinear": 1.648,
+                          "geglu": 1.633, "swiglu": 1.636, "reglu": 1.645}
+    assert sz["steps_long"] == 524288 == 8 * sz["steps"]
     for key in sz["ranked"]:
-        assert f"{sz[key]:.3f}（{sz['std'][key]:.3f}）" in text
+        row = rf"{sz[key]:.3f}（{sz['std'][key]:.3f}）</td>\s*<td>{sz['long'][key]:.3f}</td>"
+        assert re.search(row, page(site_dir)), row
     assert f"中间维从 {sz['widths']['d_ff']:,} 减到 {sz['widths']['d_ff_glu']:,}" in text
     assert sz["widths"]["d_ff_glu"] * 3 == sz["widths"]["d_ff"] * 2
+    # the readings the page makes of both columns
+    assert min(sz["pairs_long"].values()) > 0.03 and "训练长 8 倍也没有消失" in text
+    assert "524,288 步时依次低 " + "、".join(f"{sz['pairs_long'][k]:.3f}" for k in ("relu", "gelu", "swish")) in text
+    assert round(sz["ungated_spread_long"], 3) == 0.006 and f"524,288 步时只差 {sz['ungated_spread_long']:.3f}" in text
+    assert sz["long"]["glu"] < min(sz["long"][k] for k in ("relu", "gelu", "swish"))  # GLU ties GELU only at 65,536
+    assert f"比门过 GELU 的 GEGLU 高 {sz['glu'] - sz['geglu']:.3f}" in text
+    assert "T5 是一个编码器-解码器模型" in text and "不是我们这种从左到右预测下一个词的语言模型" in text
+    assert f"GLUE 开发集平均分 ReLU {sz['glue']['relu']:.2f}，最好的 ReGLU {sz['glue']['reglu']:.2f}" in text
+    assert max(sz["glue"], key=sz["glue"].get) == "reglu" and max(sz["superglue"], key=sz["superglue"].get) == "swiglu"
+    assert "更能降低语言模型的损失" not in text
 
 
 def test_the_widths_are_the_configs(site_dir):
