@@ -206,6 +206,12 @@ def norm_facts(data, ablation):
                       and r["name"] in gains), None)
     longer = [long_run(runs[r["name"]], unigram, every, ablation) for r in rows if r["steps"] > short]
     band_short = seeds.band(baseline_seeds(ablation, short).values())
+    late = None  # Post-LN with and without warm-up where both runs went past the short length
+    if {"post_ln_warmup", "post_ln_no_warmup"} <= {L["name"] for L in longer}:
+        step = min(runs["post_ln_warmup"]["steps_trained"], runs["post_ln_no_warmup"]["steps_trained"])
+        warm, cold = (loss_at(runs[n], step) for n in ("post_ln_warmup", "post_ln_no_warmup"))
+        c = seeds.compare({0: warm}, {0: cold}, seeds.band(baseline_seeds(ablation, step).values()))
+        late = {"step": step, "warm": warm, "cold": cold, **c, "say": say(c)}
     return {
         "card": card,
         "runs": runs,
@@ -220,6 +226,7 @@ def norm_facts(data, ablation):
         "baseline_seed_count": len(baseline_seeds(ablation, short)),
         "compare": comparisons(runs, seed_runs, ablation, short),
         "longer": longer,
+        "late": late,
         "left_at": {n: left_plateau(runs[n]["train_curve"], every, unigram) for n in runs},
         "probes": {n: {"short": probe_at(runs[n], short), "last": (runs[n].get("probes") or [None])[-1],
                        "init": probe_at(runs[n], 0)} for n in runs},
