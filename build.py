@@ -166,6 +166,7 @@ def on_page_content(html, page, config, files):
     page.meta["stylesheets"], page.meta["inline_css"] = widgets.split_stylesheets(widgets.page_stylesheets(
         _build["widgets"].embedded, _build["exercises"].embedded, katex.has_math(html)))
     page.meta["python_widgets"] = widgets.python_widgets(_build["widgets"].embedded)  # for early.js
+    page.meta["micropython_build"] = widgets.micropython_build(page.meta["python_widgets"])  # "ulab" or None
     return html
 
 

@@ -13,11 +13,12 @@ runs in 60 s and in 5 min, and the validation loss at those steps: the training 
 so it is the reference run of seed 1 in data/tiny-gpt.json (trained in CPython; each runtime's own
 losses up to --steps are checked against it), against the unigram line.
 
---only ulab-train (not in the default list: about two minutes of CPU) asks whether a second backend
-would pay: it trains DEFAULTS and SLOW_DEFAULTS on MicroPython in Node with the pure engine (on the
-plain build and on the ulab build) and with benchmarks/tinygpt_ulab.py (the same algorithm on ulab
-arrays, a prototype the site does not use), prints each one's steps per second and the time of one
-validation call, and checks that the ulab engine's losses match the pure engine's step for step.
+--only ulab-train (not in the default list: about two minutes of CPU) measures the second backend:
+it trains DEFAULTS and SLOW_DEFAULTS on MicroPython in Node with the pure engine (on the plain build
+and on the ulab build) and with widgets/common/tinygpt_ulab.py (the same algorithm on ulab arrays,
+which the page trains with on MicroPython's ulab build), prints each one's steps per second and
+the time of one validation call, and checks that the ulab engine's losses match the pure engine's
+step for step.
 """
 import argparse
 import functools
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "widgets" / "common"))
 
-COMMON = ("tinygpt", "rng", "numfmt")
+COMMON = ("tinygpt", "tinygpt_ulab", "rng", "numfmt")  # what the page's model imports
 
 # Runs in every runtime, with `model` the page's model module: make() starts the defaults' run
 # (untimed), train(n) is the timed part.
@@ -92,8 +93,8 @@ process.stdout.write(JSON.stringify({ ...result, cpu_seconds: seconds }) + "\\n"
 """
 
 
-# The npm package holds a second MicroPython build with ulab (a numpy subset), which the site does
-# not ship: the same product at the shape of the page's default output layer (B*T = 64 rows of
+# The npm package holds a second MicroPython build with ulab (a numpy subset), which the site ships
+# for the tiny-gpt page: the same product at the shape of the page's default output layer (B*T = 64 rows of
 # width 32, a vocabulary of 256), the engine's own linear() against ulab's dot, in the same build.
 ULAB = """import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 import { readFileSync } from "node:fs";
@@ -146,7 +147,7 @@ def ulab():
 
 
 # The same training on the ulab build, in two engines: the pure-Python one (widgets/common/tinygpt.py)
-# and benchmarks/tinygpt_ulab.py, the same algorithm with ulab arrays; the pure one on the plain
+# and widgets/common/tinygpt_ulab.py, the same algorithm with ulab arrays; the pure one on the plain
 # build too. Each job is a fresh MicroPython with the page's heap: it starts the run as the page's
 # Session does (same seed, weights and batches), takes a warm-up step, times the rest one step a
 # call (as the page calls), then times forward passes of one validation call (EVAL_PER_CALL windows).
@@ -237,7 +238,6 @@ def ulab_train(runs=ULAB_RUNS):
     package = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
     files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
     files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
-    files["tinygpt_ulab"] = (ROOT / "benchmarks" / "tinygpt_ulab.py").read_text(encoding="utf-8")
     d = data()
     job = {"files": files, "bench": ULAB_TRAIN_PY, "data": json.dumps(d, ensure_ascii=False),
            "runs": [{"name": n, "build": w, "wasm": str(package / w), "engine": e, "which": s, "steps": k, "val_calls": v}

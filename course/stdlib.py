@@ -531,6 +531,18 @@ def sources():
     return [(path.relative_to(widgets.ROOT).as_posix(), path) for path in found]
 
 
+def _optional_lines(tree):
+    """The lines of imports in the body of a `try` that catches ImportError: the file carries on
+    where the module is missing (widgets/common/tinygpt_ulab.py: ulab, else numpy, else neither)."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
+                for h in node.handlers for n in ([h.type] if isinstance(h.type, ast.Name) else getattr(h.type, "elts", []))):
+            lines |= {child.lineno for child in node.body if isinstance(child, (ast.Import, ast.ImportFrom))}
+    return lines
+
+
 def direct_imports(stdlib, files):
     """(the standard modules these files import, the encodings they name); a module that
     Pyodide lacks fails the build at its line."""
@@ -543,12 +555,15 @@ def direct_imports(stdlib, files):
             raise CourseError(label, f"invalid Python: {e.msg}", line=e.lineno) from None
         at_import, in_functions = imports_of(tree, path.stem, False)
         encodings |= _encoding_names(tree, _constant)
+        optional = _optional_lines(tree)
         for name, line, certain, _ in at_import + in_functions:
             if not certain:
                 if name in stdlib.files:
                     direct.add(name)  # `from package import submodule`
             elif name.split(".")[0] in local:
                 continue
+            elif line in optional and not stdlib.has(name):
+                continue  # `except ImportError` carries on without it (ulab, in MicroPython's ulab build only)
             elif not name:
                 raise CourseError(label, "a relative import: widget Python is imported as a top-level module",
                                   line=line)

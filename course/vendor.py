@@ -19,11 +19,14 @@ from .errors import CourseError
 PACKAGE_JSON = ROOT / "package.json"
 # What each widget runtime's worker downloads to start (widgets/runtime/worker.js, mp_worker.js),
 # as site paths: the page tells a reader on a metered connection what a start costs.
+# "micropython-ulab" is MicroPython's build with ulab (a numpy subset), which mp_worker.js starts
+# instead of the plain one for a page whose widgets' Python imports ulab (the tiny-gpt page).
 STARTUP = {
     "pyodide": ["assets/vendor/pyodide/pyodide.mjs", "assets/vendor/pyodide/pyodide.asm.mjs",
                 "assets/vendor/pyodide/pyodide.asm.wasm", "assets/vendor/pyodide/pyodide-lock.json",
                 "assets/vendor/pyodide/python_stdlib.trimmed.zip"],
     "micropython": ["assets/vendor/micropython/micropython.mjs", "assets/vendor/micropython/micropython.wasm"],
+    "micropython-ulab": ["assets/vendor/micropython/micropython.mjs", "assets/vendor/micropython/micropython-ulab.wasm"],
 }
 
 

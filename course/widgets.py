@@ -104,6 +104,20 @@ def own_modules():
     return out
 
 
+def micropython_build(names):
+    """"ulab" where the Python of one of these widgets (its model or the common modules it needs)
+    imports ulab, else None. MicroPython's WebAssembly package holds two builds: the plain one
+    (about 200 KB compressed) and one with ulab, a numpy subset (about 40 KB more). The runtime
+    starts the ulab build for a page that says so (widgets/runtime/runtime.js, mp_worker.js):
+    the tiny-gpt page, whose engine tinygpt_ulab.py trains on ulab's arrays; other pages keep the
+    plain one."""
+    for name in names:
+        paths = [folder_of(name) / "model.py"] + [COMMON / f"{stem}.py" for stem in sorted(needed_modules(name))]
+        if any(_imports(path, {"ulab"}) for path in paths):
+            return "ulab"
+    return None
+
+
 def shared_modules():
     """The common modules the browser's Python loads when it boots, on every page
     (widgets/runtime/shared-modules.json): all but the widgets' own_modules()."""
@@ -171,6 +185,7 @@ class Renderer:
         shipped = model.page_params(first) if hasattr(model, "page_params") else first
         html = self.env.get_template("runtime/frame.html").render(
             name=name, body=Markup(body), modules=" ".join(own_modules().get(name, [])),
+            micropython=micropython_build([name]),
             params_json=_single_quoted(json.dumps(shipped, ensure_ascii=False, separators=(",", ":"))))
         # Markdown ends a raw HTML block at a blank line: keep the block in one piece.
         return Markup("\n".join(line for line in html.splitlines() if line.strip()))

@@ -1,7 +1,8 @@
 """The Python runtimes the site sends: Pyodide's files plus the standard library trimmed by the
 build, within the download budget, the same bytes from the same inputs, and a build that
-stops when a model imports what the browser's Python lacks; MicroPython's files, and what
-starting each one downloads (runtimes.json, which the page quotes before a metered download)."""
+stops when a model imports what the browser's Python lacks; MicroPython's files (its plain build,
+and the build with ulab that the tiny-gpt page asks for), and what starting each one downloads
+(runtimes.json, which the page quotes before a metered download)."""
 import gzip
 import json
 
@@ -25,7 +26,7 @@ def test_micropython_ships_and_each_start_is_priced_from_the_files_shipped(site_
     shipped = {path: (site_dir / path).read_bytes() for paths in vendor.STARTUP.values() for path in paths}
     sizes = json.loads((site_dir / "widgets" / "runtime" / "runtimes.json").read_text())
     assert sizes == vendor.startup_sizes(shipped)
-    assert sizes["micropython"]["gzip"] < 300_000 < BUDGET / 10
+    assert sizes["micropython"]["gzip"] < sizes["micropython-ulab"]["gzip"] < 300_000 < BUDGET / 10
     assert sizes["pyodide"]["gzip"] == sum(len(gzip.compress(shipped[p], 6)) for p in vendor.STARTUP["pyodide"])
     for path in ("widgets/runtime/mp_worker.js", "widgets/runtime/mp_bridge.py"):
         assert (site_dir / path).exists()
@@ -52,13 +53,36 @@ def test_a_model_importing_what_pyodide_lacks_fails_the_build(scratch_project):
 
 
 def test_a_common_module_one_widget_needs_travels_with_that_widget_only(site_dir):
-    """tinygpt.py (the tiny-gpt page's 16 KB engine) is not in the list every page's Python
-    fetches when it boots; the tiny-gpt widget names it for its own load, and no other page does."""
+    """tinygpt.py and tinygpt_ulab.py (the tiny-gpt page's engines) are not in the list every
+    page's Python fetches when it boots; the tiny-gpt widget names them for its own load, and no
+    other page does."""
     shared = json.loads((site_dir / "widgets" / "runtime" / "shared-modules.json").read_text())
-    assert "tinygpt" not in shared and {"numfmt", "rng", "vec"} <= set(shared)
+    assert not {"tinygpt", "tinygpt_ulab"} & set(shared) and {"numfmt", "rng", "vec"} <= set(shared)
     assert (site_dir / "widgets" / "common" / "tinygpt.py").exists()
+    assert (site_dir / "widgets" / "common" / "tinygpt_ulab.py").exists()
     page = (site_dir / "train" / "l1-tiny-gpt" / "index.html").read_text(encoding="utf-8")
-    assert 'data-widget="tiny-gpt" data-ready="false" data-modules="tinygpt"' in page
-    others = [p for p in site_dir.rglob("*.html") if 'data-modules="tinygpt"' in p.read_text(encoding="utf-8")]
+    assert 'data-widget="tiny-gpt" data-ready="false" data-modules="tinygpt tinygpt_ulab" data-micropython="ulab"' in page
+    others = [p for p in site_dir.rglob("*.html") if 'data-modules="tinygpt' in p.read_text(encoding="utf-8")]
     assert sorted(p.relative_to(site_dir).as_posix() for p in others) == \
         ["authors/gallery/index.html", "train/l1-tiny-gpt/index.html"]
+
+
+def test_only_a_page_whose_widgets_import_ulab_asks_for_micropythons_ulab_build(site_dir):
+    """The ulab build (about 40 KB more to download than the plain one) is shipped, checked like
+    the other runtime files, and named by the pages that need it: the tiny-gpt page and the
+    gallery, in the early-start meta (early.js) and on the widget (runtime.js). Other pages keep
+    the plain build."""
+    from course.widgets import micropython_build, names
+    assert micropython_build(["tiny-gpt"]) == "ulab"
+    assert [n for n in names() if micropython_build([n])] == ["tiny-gpt"]
+    wasm = site_dir / "assets" / "vendor" / "micropython" / "micropython-ulab.wasm"
+    assert vendor.sha256(wasm) == vendor._manifest()["vendor"]["@micropython/micropython-webassembly-pyscript"][
+        "sha256"]["micropython-ulab.wasm"]
+    asking = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")
+                    if 'data-micropython="ulab"' in p.read_text(encoding="utf-8"))
+    assert asking == ["authors/gallery/index.html", "train/l1-tiny-gpt/index.html"]
+    page = (site_dir / "train" / "l1-tiny-gpt" / "index.html").read_text(encoding="utf-8")
+    meta = page[page.index('<meta name="cw-python"'):]
+    assert 'data-micropython="ulab"' in meta[:meta.index(">")]
+    lesson = (site_dir / "c4" / "l2-residual" / "index.html").read_text(encoding="utf-8")
+    assert '<meta name="cw-python"' in lesson and "ulab" not in lesson

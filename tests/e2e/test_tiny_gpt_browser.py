@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from support import open_live_widget, open_phone_widget, overflows, scroll_to_read, serious_axe
+from support import open_live_widget, open_phone_widget, overflows, scroll_to_read, serious_axe, start_material
 
 pytestmark = pytest.mark.e2e
 W = '[data-widget="tiny-gpt"]'
@@ -122,24 +122,62 @@ def test_without_javascript_the_reference_run_reads(browser, served_site):
     context.close()
 
 
-def test_phone_on_micropython_trains_and_samples(browser, served_site):
-    """On a 375 px phone the widgets' Python is MicroPython: the page starts from its smaller
-    settings, trains, samples; the engine (widgets/common/tinygpt.py) came with the widget."""
-    context, page = open_phone_widget(browser, served_site[1] + PAGE + "?runtime=micropython", W, "light")
+def test_phone_on_micropython_trains_the_defaults_with_the_ulab_engine(browser, served_site):
+    """On a 375 px phone the widgets' Python is MicroPython, and this page loads its build with
+    ulab (not the plain one): the widget says it trains with tinygpt_ulab.py, keeps Pyodide's
+    defaults (no smaller settings, no lower limit), trains, samples."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    wasm = []
+    page.on("request", lambda r: wasm.append(r.url.rsplit("/", 1)[1]) if r.url.endswith(".wasm") else None)
+    page.goto(served_site[1] + PAGE + "?runtime=micropython")
+    scroll_to_read(page.locator(W))
+    page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
     assert page.get_attribute(W, "data-runtime") == "micropython"
-    page.wait_for_function(f"document.querySelector('{W} input[name=\"n_embd\"]').value === "
-                           f"document.querySelector('{W} input[name=\"n_embd\"]').dataset.slow")
-    set_settings(page, n_embd=32, block_size=16)  # Pyodide's defaults: too slow a step here, refused in words
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('tinygpt_ulab.py')")
+    assert "micropython-ulab.wasm" in wasm and "micropython.wasm" not in wasm
+    assert page.input_value(f'{W} input[name="n_embd"]') == "32" != page.get_attribute(f'{W} input[name="n_embd"]', "data-slow")
+    set_settings(page, steps=30)
     page.click(f'{W} [data-action="start"]')
-    page.wait_for_function(f"document.querySelector('{W} .tg-problems').textContent.includes('MicroPython 比 Pyodide 慢好几倍')")
-    page.fill(f'{W} input[name="n_embd"]', page.get_attribute(f'{W} input[name="n_embd"]', "data-slow"))
-    page.fill(f'{W} input[name="block_size"]', page.get_attribute(f'{W} input[name="block_size"]', "data-slow"))
+    settle_step(page, "30")
+    assert page.locator(f"{W} .tg-problems").inner_text() == ""
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"status\"]').textContent.includes('训练完成')")
+    page.click(f'{W} [data-action="generate"]')
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"sample\"]').textContent.startsWith('（第 30 步的模型）')",
+                           timeout=60_000)
+    assert len(out(page, "sample")) > len("（第 30 步的模型）") + 50  # 60 characters, as on a desktop
+    context.close()
+
+
+def test_a_visit_on_micropythons_plain_build_moves_to_the_ulab_build_for_this_page(browser, served_site):
+    """A reader on MicroPython who reads a lesson first (the plain build runs its widgets) and then
+    comes here through Material's instant navigation: the worker is replaced by one with ulab, and
+    the widget trains with tinygpt_ulab.py."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    wasm = []
+    page.on("request", lambda r: wasm.append(r.url.rsplit("/", 1)[1]) if r.url.endswith(".wasm") else None)
+    page.goto(served_site[1] + "?runtime=micropython")  # the home page: no widgets, no Python
+    page.wait_for_load_state("networkidle")
+    start_material(page)  # the reader moves the mouse: Material's instant navigation starts
+    page.evaluate("window.sameDocument = true")
+    page.click('article a[href$="c4/l1-ffn/"]')  # the course map
+    page.locator('[data-widget="linear-fit"]').scroll_into_view_if_needed()
+    page.wait_for_selector('[data-widget="linear-fit"][data-ready="true"]', timeout=90_000)
+    plain = len(wasm)
+    assert set(wasm) == {"micropython.wasm"}  # checked, then loaded
+    page.go_back()
+    page.wait_for_url(served_site[1] + "?runtime=micropython")
+    page.click('article a[href$="train/l1-tiny-gpt/"]')
+    page.wait_for_selector(W)
+    page.locator(W).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('tinygpt_ulab.py')")
+    assert page.evaluate("window.sameDocument") is True, "instant navigation fell back to a full load"
+    assert set(wasm[plain:]) == {"micropython-ulab.wasm"}
     set_settings(page, steps=3)
     page.click(f'{W} [data-action="start"]')
     settle_step(page, "3")
-    page.click(f'{W} [data-action="generate"]')
-    page.wait_for_function(f"document.querySelector('{W} [data-out=\"sample\"]').textContent.startsWith('（第 3 步的模型）')",
-                           timeout=60_000)
     context.close()
 
 

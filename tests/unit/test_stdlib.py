@@ -76,6 +76,28 @@ def test_a_module_pyodide_lacks_fails_the_build_naming_model_line_and_module(pyo
     assert "Pyodide" in str(error.value)
 
 
+def test_an_import_that_except_import_error_carries_on_without_may_be_missing(pyodide, tmp_path):
+    """widgets/common/tinygpt_ulab.py: ulab where MicroPython's ulab build has it, else numpy
+    (CPython), else neither (Pyodide): no file for them, and the build goes on; what Pyodide has
+    still ships."""
+    modules = shipped(pyodide, """
+        try:
+            from ulab import numpy as np
+        except ImportError:
+            try:
+                import numpy as np
+            except (ImportError, ValueError):
+                np = None
+        try:
+            import colorsys
+        except ImportError:
+            colorsys = None
+        """, tmp_path=tmp_path)
+    assert "colorsys" in modules and not {"ulab", "numpy"} & modules
+    with pytest.raises(CourseError, match="imports 'ulab'"):
+        shipped(pyodide, "try:\n    import ulab\nexcept ValueError:\n    pass\n", tmp_path=tmp_path / "unguarded")
+
+
 def test_c_modules_built_into_pyodide_need_no_file(pyodide, tmp_path):
     shipped(pyodide, "import math, itertools, _random, unicodedata, zlib\n", tmp_path=tmp_path)
     assert {"math", "itertools", "zlib"} <= pyodide.builtins

@@ -23,6 +23,10 @@ COMMON = WIDGETS / "common"
 
 # The modules a model may import: math, and the shared modules in widgets/common/.
 STDLIB = {"math"}
+# And these, only inside a `try` whose `except ImportError` carries on without them: ulab is in
+# MicroPython's ulab build alone (the page loads it for a widget whose Python imports it;
+# widgets/common/tinygpt_ulab.py), numpy stands in for it in CPython.
+OPTIONAL = {"ulab", "numpy"}
 INSTEAD = {
     "random": "rng.Rng (widgets/common/rng.py): MicroPython's random is another generator, without random.Random",
     "itertools": "a loop (MicroPython's itertools has no product, permutations, combinations, groupby, zip_longest)",
@@ -79,7 +83,10 @@ def problems(source, filename, local=frozenset()):
             return f"{node.func.value.id}.{node.func.attr}()"
         return None
 
+    guarded = guarded_imports(tree)
     for node in ast.walk(tree):
+        if node in guarded:
+            continue
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name not in STDLIB | set(local):
@@ -147,6 +154,26 @@ def problems(source, filename, local=frozenset()):
                             "an order tuple beside the dict, or sorted()")
     found += literal_problems(source)
     return sorted(set(found))
+
+
+def guarded_imports(tree):
+    """The imports of OPTIONAL modules that sit in a `try` with an `except ImportError` (or a tuple
+    naming it): the module carries on where the runtime lacks them."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        caught = [h.type for h in node.handlers]
+        names = [n.id for t in caught for n in ([t] if isinstance(t, ast.Name) else getattr(t, "elts", []))
+                 if isinstance(n, ast.Name)]
+        if "ImportError" not in names:
+            continue
+        for child in node.body:
+            modules = [a.name for a in child.names] if isinstance(child, ast.Import) else \
+                [child.module] if isinstance(child, ast.ImportFrom) else []
+            if modules and all(m.split(".")[0] in OPTIONAL for m in modules):
+                found.add(child)
+    return found
 
 
 def not_a_list(node):
@@ -232,6 +259,14 @@ def test_a_model_outside_the_subset_fails_with_its_lines():
     assert len(lines[12]) == 3 and all("numfmt" in t for t in lines[12])
     assert any("[*a, *b]" in t for t in lines[13])
     assert any("math.hypot" in t for t in lines[14]) and any("slice with a step" in t for t in lines[14])
+
+
+def test_an_optional_module_is_allowed_only_behind_except_import_error():
+    guarded = "try:\n    from ulab import numpy as np\nexcept ImportError:\n    np = None\n"
+    assert problems(guarded, "m.py") == []
+    assert [line for line, _ in problems("from ulab import numpy as np\n", "m.py")] == [1]
+    assert [line for line, _ in problems("try:\n    import numpy\nexcept ValueError:\n    pass\n", "m.py")] == [2]
+    assert [line for line, _ in problems("try:\n    import random\nexcept ImportError:\n    pass\n", "m.py")] == [2]
 
 
 def test_a_literal_run_together_with_an_f_string_is_caught():

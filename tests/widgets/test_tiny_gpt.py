@@ -2,9 +2,12 @@
 (a validation measured a part per call, with the same numbers as in one go), a run carried
 through the browser's storage that continues exactly as if it had never stopped, divergence
 stopped with its step, the downloads, and the data that lab.tinygpt wrote (its n-gram lines
-recomputed here)."""
+recomputed here). The second engine, tinygpt_ulab.py (MicroPython's ulab build on the page; numpy
+stands in for ulab here): the same losses as the pure engine, and on the ulab build in Node."""
 import json
 import math
+import shutil
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -66,6 +69,20 @@ def test_the_step_limit_follows_the_runtime():
     assert model.step_limit() == model.MAX_STEP_COST  # the lab's CPython reference runs
     assert model.start({"data": small_data(), "settings": {}, "runtime": "micropython"})["problems"] == problems
     assert model.start({"data": small_data(), "settings": {"n_layer": 0}}) == {"problems": ["层数要在 1 到 2 之间。"]}
+
+
+def test_with_the_ulab_engine_micropython_keeps_pyodides_defaults_and_limit(monkeypatch):
+    """Where the widgets' Python is MicroPython's ulab build the page trains with tinygpt_ulab.py,
+    faster than Pyodide: the same DEFAULTS, the same step limit, and the page says which engine."""
+    import tinygpt_ulab
+    assert model.ENGINE is model.tg and not tinygpt_ulab.ULAB  # CPython: the pure engine, as the lab's runs
+    assert model.engine({"runtime": "micropython"})["slow"] and not model.engine({"runtime": "pyodide"})["slow"]
+    assert "Pyodide" in model.engine({"runtime": "pyodide"})["out"]["engine"]
+    monkeypatch.setattr(model, "ENGINE", tinygpt_ulab)  # as on MicroPython's ulab build
+    info = model.engine({"runtime": "micropython"})
+    assert info["engine"] == "ulab" and not info["slow"] and "tinygpt_ulab.py" in info["out"]["engine"]
+    assert model.check_settings({}, runtime="micropython")[0] == model.DEFAULTS
+    assert model.step_limit("micropython") == model.MAX_STEP_COST
 
 
 def test_a_run_learns_and_its_chart_and_status_follow():
@@ -194,3 +211,80 @@ def test_a_phone_is_told_what_its_own_reference_run_did(facts):
         assert "有的种子低于一元线" in note
     else:
         assert "还在一元线" in note
+
+
+# ---------------------------------------------------------------- the ulab engine
+
+def numpy_or_skip():
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pytest.skip("numpy (a dependency in pyproject.toml) is not installed: it stands in for ulab here")
+
+
+def test_the_ulab_engine_gives_the_pure_engines_losses():
+    """tinygpt_ulab.py on numpy against tinygpt.py, the same settings, seed and batches, two layers:
+    every step's loss and the validation losses agree to float rounding; a run kept in storage by
+    one engine goes on in the other; the samples are the same text."""
+    numpy_or_skip()
+    import tinygpt_ulab
+    data = small_data()
+    settings = dict(SMALL, n_layer=2, steps=30)
+    pure, ulab = model.Session(data, settings), model.Session(data, settings, engine=tinygpt_ulab)
+    assert ulab.engine is tinygpt_ulab and pure.engine is model.tg
+    pure.train(26)
+    ulab.train(26)
+    assert len(ulab.train_log) == 26 and [s for s, _ in ulab.val_log] == [0, 25]
+    for (s, a), (t, b) in zip(pure.train_log + pure.val_log, ulab.train_log + ulab.val_log):
+        assert s == t and abs(a - b) < 1e-12, (s, a, b)
+    assert ulab.val_log[-1][1] < ulab.val_log[0][1] - 0.5  # it learns
+    saved = json.loads(json.dumps(ulab.state()))  # lists of lists, as the browser keeps it
+    assert isinstance(saved["weights"][0][0], list)
+    crossed = model.Session(data, settings, evaluate=False)  # the pure engine picks it up
+    crossed.restore(saved)
+    back = model.Session(data, settings, evaluate=False, engine=tinygpt_ulab)  # and the ulab one
+    back.restore(json.loads(json.dumps(pure.state())))
+    for run in (pure, ulab, crossed, back):
+        run.train(30)
+    for run in (ulab, crossed, back):
+        for (s, a), (t, b) in zip(pure.train_log + pure.val_log, run.train_log + run.val_log):
+            assert s == t and abs(a - b) < 1e-12, (s, a, b)
+    assert ulab.sample(16, 0.8) == pure.sample(16, 0.8)
+
+
+def micropython_ulab(calls):
+    """The tiny-gpt model's functions on MicroPython's ulab build in Node (micropython_views.mjs)."""
+    from course.widgets import COMMON
+    job = {"common": {p.stem: p.read_text(encoding="utf-8") for p in COMMON.glob("*.py")},
+           "models": {"tiny_gpt_model": (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")},
+           "calls": [["tiny_gpt_model", params, fn] for fn, params in calls], "build": "ulab"}
+    done = subprocess.run(["node", str(ROOT / "tests" / "widgets" / "micropython_views.mjs")], input=json.dumps(job),
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+ULAB_WASM = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript" / "micropython-ulab.wasm"
+
+
+@pytest.mark.skipif(not shutil.which("node") or not ULAB_WASM.exists(), reason="needs node and `npm ci`")
+def test_on_micropythons_ulab_build_the_page_trains_the_defaults_with_the_ulab_engine():
+    """What the page does on a phone: the model on the ulab build says it trains with
+    tinygpt_ulab.py, takes Pyodide's DEFAULTS, and its first steps' losses are the pure engine's in
+    CPython to float rounding; it samples, and its state is plain JSON."""
+    data = model.page_params({"data": json.loads((ROOT / "data" / "tiny-gpt.json").read_text(encoding="utf-8"))})["data"]
+    settings = dict(model.DEFAULTS, steps=4)
+    parts = model.EVAL_WINDOWS // model.EVAL_PER_CALL
+    calls = [("engine", {"runtime": "micropython"}), ("start", {"data": data, "settings": settings, "runtime": "micropython"})]
+    calls += [("train", {"n": 4})] * (parts + 1) + [("generate", {"n": 12, "temperature": 0.8}), ("state", {})]
+    got = micropython_ulab(calls)
+    assert got[0]["engine"] == "ulab" and not got[0]["slow"]
+    assert "problems" not in got[1]
+    state = got[-1]
+    assert state["step"] == 4 and isinstance(state["weights"][0][0], list)
+    pure = model.Session(data, settings)
+    pure.train(4)
+    for (s, a), (t, b) in zip(pure.train_log + pure.val_log, state["train_log"] + state["val_log"]):
+        assert s == t and abs(a - b) < 1e-12, (s, a, b)
+    assert len(state["train_log"]) == 4 and len(state["val_log"]) == 1
+    assert len(got[-2]["text"]) == 12 and got[-2]["step"] == 4

@@ -400,14 +400,15 @@ def train_step(cfg, W, opt, xs, ys):
     return loss
 
 
-def sample(cfg, W, context, n, temperature, rng, never=None):
+def sample(cfg, W, context, n, temperature, rng, never=None, forward_pass=forward):
     """n tokens drawn one at a time after context, from softmax(logits / temperature); the token
-    `never` (say UNK, which stands for hundreds of rare characters) is never drawn."""
+    `never` (say UNK, which stands for hundreds of rare characters) is never drawn.
+    forward_pass: the engine's forward (tinygpt_ulab.py passes its own, on arrays)."""
     out = list(context)
     for _ in range(n):
         window = out[-cfg.block_size:] if out else [0]
-        logits, _ = forward(cfg, W, [window])
-        row = logits[-1]
+        logits, _ = forward_pass(cfg, W, [window])
+        row = list(logits[-1])
         top = max(row)
         e = [math.exp((a - top) / temperature) for a in row]
         if never is not None:

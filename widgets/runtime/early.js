@@ -63,7 +63,7 @@
     return Boolean(connection && (connection.saveData || /^(slow-)?2g$/.test(connection.effectiveType || "")));
   }
 
-  // What runtime.js reads. early: {worker, heard} once made; taken: runtime.js has asked for it.
+  // What runtime.js reads. early: {worker, heard, build} once made; taken: runtime.js has asked for it.
   const runtime = { choice: chooseRuntime(runtimeEnvironment()), savingData, early: null, taken: false };
   window.cwRuntime = runtime;
 
@@ -75,14 +75,15 @@
     try {
       const url = new URL(page.dataset.worker, location.href);
       const worker = new Worker(url, { type: "module" });
-      const early = { worker, heard: [] }; // what the worker says before runtime.js listens
+      // build: MicroPython's build this page's widgets need ("ulab" or "plain", the meta's data-micropython).
+      const early = { worker, heard: [], build: page.dataset.micropython || "plain" }; // heard: what the worker says before runtime.js listens
       worker.onmessage = ({ data }) => early.heard.push(data);
       worker.onerror = (event) => {
         event.preventDefault();
         early.heard.push({ type: "boot-error", message: event.message || "Web Worker 无法启动" });
       };
       const folders = page.content.split(" ").filter(Boolean).map((name) => name.replaceAll("-", "_"));
-      worker.postMessage({ type: "prefetch", folders });
+      worker.postMessage({ type: "prefetch", folders, build: early.build });
       runtime.early = early;
     } catch (error) {
       console.warn("Python could not start early; the widgets start it when needed:", error);

@@ -1,11 +1,14 @@
 // The widgets' Python on the light path: MicroPython's WebAssembly port (about 0.2 MB), in this
 // module worker. Same messages as worker.js for widget calls (runtime.js picks the worker):
-// Messages in:  {type: "start"}                          fetch and start MicroPython (runtime.js, at once)
-//               {type: "boot", sharedModules?, size?}     start MicroPython, write widgets/common/*.py
+// Messages in:  {type: "start", build?}                  fetch and start MicroPython (runtime.js, at once)
+//               {type: "boot", sharedModules?, size?, build?}  start MicroPython, write widgets/common/*.py
 //                                                        (without the names, read shared-modules.json)
-//               {type: "prefetch", folders}              download, but neither parse nor start, MicroPython,
+//               {type: "prefetch", folders, build?}      download, but neither parse nor start, MicroPython,
 //                                                        the shared modules and these widgets' models and
 //                                                        views (early.js)
+//               build: "ulab" for the build with ulab (a numpy subset: a page whose widgets' Python
+//               imports it, course/widgets.py micropython_build), else the plain one. The first
+//               message that names it decides; a worker never changes builds (runtime.js makes a new one).
 //               {id, type: "load", folder, url, modules} import widgets/<folder>/model.py, after writing
 //                                                        widgets/common/<modules>.py (the widget's own)
 //               {id, type: "call", folder, fn, params}   run model.fn(params) -> dict
@@ -20,12 +23,13 @@ const INDEX_URL = new URL("../../assets/vendor/micropython/", import.meta.url).h
 const COMMON_URL = new URL("../common/", import.meta.url);
 const BRIDGE_URL = new URL("./mp_bridge.py", import.meta.url);
 const SHARED_URL = new URL("./shared-modules.json", import.meta.url);
-const WASM_URL = INDEX_URL + "micropython.wasm";
+const WASM_FILES = { plain: "micropython.wasm", ulab: "micropython-ulab.wasm" };
 const HOME = "/widgets";
 // The heap MicroPython starts with; it grows when a model needs more (the pyscript variant).
 const HEAP_BYTES = 4 * 1024 * 1024;
 
 let mp;
+let wasmFile = null; // WASM_FILES[build], fixed by the first message that says which
 let bridge; // mp_bridge.py: load(module), call(module, fn, params_json)
 let booted = null;
 let starting = null; // Promise: MicroPython started (start)
@@ -46,24 +50,31 @@ function fetchOnce(url) {
   return early ? early.catch(() => fetchText(url)) : fetchText(url);
 }
 
-async function checkWasm() {
+// This worker's .wasm: the build named by the first message that names one, else the plain one.
+function wasm(build) {
+  wasmFile ??= WASM_FILES[build] || WASM_FILES.plain;
+  return INDEX_URL + wasmFile;
+}
+
+async function checkWasm(url) {
   let response;
   try {
-    response = await fetch(WASM_URL, { method: "HEAD" });
+    response = await fetch(url, { method: "HEAD" });
   } catch {
-    throw new Error("取不到 micropython.wasm");
+    throw new Error(`取不到 ${wasmFile}`);
   }
-  if (!response.ok) throw new Error(`取不到 micropython.wasm（HTTP ${response.status}）`);
+  if (!response.ok) throw new Error(`取不到 ${wasmFile}（HTTP ${response.status}）`);
 }
 
 // MicroPython is fetched and started on "start", which runtime.js sends as it makes this worker,
 // before the page's boot message (which waits for the list of shared modules on a main thread that
 // may be busy). Ask for the .wasm first, as worker.js does for Pyodide: a missing file fails at
 // once, with its name.
-function start() {
-  starting ??= Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm()]).then(([{ loadMicroPython }]) =>
+function start(build) {
+  const url = wasm(build);
+  starting ??= Promise.all([import(`${INDEX_URL}micropython.mjs`), checkWasm(url)]).then(([{ loadMicroPython }]) =>
     loadMicroPython({
-      url: WASM_URL,
+      url,
       heapsize: HEAP_BYTES,
       stdout: (line) => console.log(line),
       stderr: (line) => console.error(line),
@@ -76,7 +87,7 @@ function start() {
 // need, so that it is found here (the Python sources) or in the browser's HTTP cache (MicroPython's
 // JavaScript and .wasm, the views that the page imports), but parse, compile and start nothing: on
 // a phone with few cores that work slowed the page's own start (benchmarks/main_thread.py).
-function prefetch(folders) {
+function prefetch(folders, build) {
   const cache = (url) => fetch(url).then((response) => response.arrayBuffer()).catch(() => {});
   const ask = (url) => {
     const text = fetchText(url);
@@ -85,7 +96,7 @@ function prefetch(folders) {
     return text;
   };
   cache(`${INDEX_URL}micropython.mjs`);
-  cache(WASM_URL);
+  cache(wasm(build));
   ask(BRIDGE_URL);
   ask(SHARED_URL).then((text) => JSON.parse(text).forEach((name) => ask(new URL(`${name}.py`, COMMON_URL))), () => {});
   for (const folder of folders) {
@@ -94,9 +105,10 @@ function prefetch(folders) {
   }
 }
 
-async function boot(sharedModules, size) {
-  progress(`下载 Python 运行时（MicroPython${size ? `，${size}` : ""}，只需一次）…`);
-  const started = start();
+async function boot(sharedModules, size, build) {
+  const started = start(build);
+  const label = wasmFile === WASM_FILES.ulab ? "MicroPython（带 ulab）" : "MicroPython";
+  progress(`下载 Python 运行时（${label}${size ? `，${size}` : ""}，只需一次）…`);
   sharedModules ??= JSON.parse(await fetchOnce(SHARED_URL));
   const sources = Promise.all([BRIDGE_URL, ...sharedModules.map((name) => new URL(`${name}.py`, COMMON_URL))]
     .map((url) => fetchOnce(url)));
@@ -159,11 +171,11 @@ function describe(error) {
 }
 
 self.onmessage = async ({ data }) => {
-  if (data.type === "prefetch") return prefetch(data.folders);
-  if (data.type === "start") return start();
+  if (data.type === "prefetch") return prefetch(data.folders, data.build);
+  if (data.type === "start") return start(data.build);
   if (data.type === "ping") return postMessage({ type: "pong" });
   if (data.type === "boot") {
-    booted ??= boot(data.sharedModules, data.size).catch((error) => {
+    booted ??= boot(data.sharedModules, data.size, data.build).catch((error) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });
       throw error;
     });

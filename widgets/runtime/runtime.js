@@ -9,7 +9,10 @@
 //
 // Two runtimes run the same models (early.js's chooseRuntime says which, once per visit): Pyodide
 // (worker.js) on a desktop, MicroPython's WebAssembly port (mp_worker.js) on a phone, a slow
-// or metered connection or a small device, and wherever Pyodide fails to start. Exercises run
+// or metered connection or a small device, and wherever Pyodide fails to start. MicroPython comes
+// in two builds: the plain one, and one with ulab (a numpy subset) for a widget whose Python
+// imports it (its root says data-micropython="ulab": the tiny-gpt page); once a page needs it,
+// the ulab build runs every widget for the rest of the visit. Exercises run
 // the student's code in CPython's semantics, so always on Pyodide: on the MicroPython path it
 // starts only when the student runs one, and on a metered connection exercise.js first says
 // what the download costs (downloadCost).
@@ -162,6 +165,7 @@ class Engine {
     this.booting = null; // Promise: Python is ready in `worker`
     this.spare = null; // {own, up}: a second worker booting or booted, taken over by the next start
     this.models = new Map(); // folder -> Promise: model imported in the current worker
+    this.build = "plain"; // MicroPython: the build its workers start ("ulab" once a widget needs it)
     this.bootProgress = null; // the latest progress text while Python boots, for widgets activated meanwhile
     this.progressListeners = new Set();
   }
@@ -173,9 +177,16 @@ class Engine {
   // early.js made while the page was arriving is taken over instead: it has downloaded what it
   // needs, is told to boot now and reads the names itself, and what it said meanwhile is heard.
   spawn(setup, again = this.restarted) {
-    const early = this.name === "micropython" ? takeEarlyWorker() : null;
+    let early = this.name === "micropython" ? takeEarlyWorker() : null;
+    if (early && early.build !== this.build) {
+      if (early.build === "ulab") this.build = "ulab"; // it runs every widget: keep it
+      else {
+        early.worker.terminate(); // the plain build, made before this page's need for ulab was known
+        early = null;
+      }
+    }
     const own = early ? early.worker : new Worker(WORKERS[this.name], { type: "module" });
-    if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start" });
+    if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start", build: this.build });
     const record = { own, up: null, progress: null };
     record.up = new Promise((resolve, reject) => {
       let ready = false; // Python has started in `own`
@@ -221,7 +232,7 @@ class Engine {
       return Promise.reject(new Error("这个浏览器不支持 WebAssembly"));
     }
     const setup = () => Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
-      const bytes = known[this.name]?.gzip;
+      const bytes = known[this.build === "ulab" ? "micropython-ulab" : this.name]?.gzip; // runtimes.json's keys
       return { modules, size: bytes ? sizeText(bytes) : "" };
     });
     const next = this.spare || this.spawn(setup); // the spare goes first
@@ -260,6 +271,17 @@ class Engine {
       });
     }
     return this.booting;
+  }
+
+  // A widget on this page needs MicroPython's build `build` ("ulab", or "plain"/undefined: any).
+  // From now on this engine's workers start the ulab build, and a worker already running the plain
+  // one is replaced: the models are imported again as they are next called, and calls that were
+  // waiting are sent again (as after a runaway). The plain build is never asked for back.
+  use(build) {
+    if (this.name !== "micropython" || build !== "ulab" || this.build === "ulab") return;
+    this.build = "ulab";
+    console.info("MicroPython: the build with ulab, which a widget on this page needs");
+    if (this.worker) this.restart(null, null);
   }
 
   // Pages on GitHub cannot send the headers that Pyodide interrupts need (and MicroPython's
@@ -419,14 +441,15 @@ async function widgetReady(widget, onProgress) {
 
 // The engine in which widgets/<name>/model.py is imported; onProgress hears its boot.
 async function loadModel(widget, onProgress = null) {
+  const root = document.querySelector(`[data-widget="${widget}"]`);
+  engines.micropython.use(root?.dataset.micropython); // before it boots: the build this widget needs
   const engine = await widgetReady(widget, onProgress);
   const folder = folderOf(widget);
   if (!engine.models.has(folder)) {
     const url = new URL(`${folder}/model.py`, WIDGETS_URL).href;
     // The widgets/common/ modules only this widget imports (tinygpt.py) come with its model,
     // not with every page's Python: the page names them (course/widgets.py, own_modules).
-    const root = document.querySelector(`[data-widget="${widget}"][data-modules]`);
-    const modules = root ? root.dataset.modules.split(" ").filter(Boolean) : [];
+    const modules = root?.dataset.modules ? root.dataset.modules.split(" ").filter(Boolean) : [];
     const loading = engine.request(widget, { type: "load", folder, url, modules }, LOAD_TIMEOUT_MS);
     loading.catch(() => {
       if (engine.models.get(folder) === loading) engine.models.delete(folder);
@@ -717,6 +740,8 @@ function scan() {
     );
   }
   if (roots.length === 0 && exercises.length === 0) return; // pages without either never boot Python
+  // MicroPython's ulab build, where a widget here needs it: said before anything boots.
+  if (roots.some((root) => root.dataset.micropython === "ulab")) engines.micropython.use("ulab");
   warmUp(roots, exercises.length > 0);
   // A widget comes alive when it comes near the screen. In a lesson block that skips layout
   // (course.css) the widget has no box until the block is laid out, frames later on a slow

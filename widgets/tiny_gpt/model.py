@@ -2,6 +2,11 @@
 widgets/common/tinygpt.py; watch train and validation loss against the unigram and bigram
 lines and our reference band, and sample text from the model as it is.
 
+Two engines of the same algorithm: tinygpt.py (pure Python) wherever the widgets' Python is
+CPython or Pyodide, and tinygpt_ulab.py (the same code on ulab arrays) where it is MicroPython's
+ulab build, which the page loads for this widget (its Python imports ulab). ENGINE is the one this
+Python has; a MicroPython without ulab would train tinygpt.py with smaller settings (SLOW_DEFAULTS).
+
 The page keeps one training session in the worker's Python (module state): start() makes it,
 train() does one call's work, a part of a validation or a few steps (the view sizes each call
 to stay well under the runtime's time limit and redraws after each), generate() samples,
@@ -9,15 +14,17 @@ state() and resume() carry it through the browser's storage. lab/tinygpt.py trai
 """
 import math
 import tinygpt as tg
+import tinygpt_ulab
 from rng import Rng
 from numfmt import num, fixed
 
 # What a student may set, with the defaults (measured: benchmarks/tinygpt_speed.py), and the
 # fixed parts of the recipe.
 DEFAULTS = {"n_layer": 1, "n_embd": 32, "n_head": 2, "block_size": 16, "lr": 0.01, "steps": 300, "seed": 1}
-# Where the widgets' Python is MicroPython (phones, Save-Data, slow connections: several times
-# slower than Pyodide), the page starts from a smaller model, so each step stays well inside the
-# runtime's 5 s call limit on a phone.
+# Where the widgets' Python is MicroPython without ulab (several times slower than Pyodide with
+# the pure engine), the page starts from a smaller model, so each step stays well inside the
+# runtime's 5 s call limit on a phone. The page loads MicroPython's ulab build for this widget, so
+# this is a fallback: the ulab engine trains DEFAULTS faster than Pyodide does.
 SLOW_DEFAULTS = {"n_layer": 1, "n_embd": 16, "n_head": 2, "block_size": 8, "lr": 0.01, "steps": 300, "seed": 1}
 SETTINGS = ("n_layer", "n_embd", "n_head", "block_size", "lr", "steps", "seed")
 LIMITS = {"n_layer": (1, 2), "n_embd": (8, 64), "n_head": (1, 4), "block_size": (4, 32),
@@ -30,29 +37,40 @@ EVAL_EVERY = 25      # steps between validation losses
 EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
 EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
 MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
-# MicroPython runs the engine about 6.6x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
+# MicroPython runs the pure engine about 6.6x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
 # against 1.93 steps/s at DEFAULTS, whose step is about 4 million multiply-adds): its limit keeps
 # one step near 1.3 s on this 2-core desktop, so a phone two or three times slower stays under 5 s.
+# The ulab engine on MicroPython is several times faster than Pyodide: it keeps MAX_STEP_COST.
 MAX_STEP_COST_MICROPYTHON = 1500000
 SAMPLE_SEED = 7      # the draws of generate(), so the same model and settings give the same text
 
 PARAMS = {"data": None, "settings": None}
+
+# The engine this Python trains with: the ulab one where ulab is there (MicroPython's ulab build),
+# else the pure one (CPython, so the lab's reference runs; Pyodide; a MicroPython without ulab).
+ENGINE = tinygpt_ulab if tinygpt_ulab.ULAB else tg
 
 SESSION = {"run": None, "data": None}  # the live training session in this runtime
 
 
 # ---------------------------------------------------------------- settings
 
-def step_limit(runtime=None):
-    """The most multiply-adds one step may take in the runtime the page names ("micropython" or
-    "pyodide"; None: Pyodide's, as for the lab's CPython reference runs)."""
-    return MAX_STEP_COST_MICROPYTHON if runtime == "micropython" else MAX_STEP_COST
+def slow(runtime, engine=None):
+    """Whether the page's runtime ("micropython" or "pyodide", as the page names it) trains with
+    the pure engine on MicroPython: the smaller settings and the lower step limit."""
+    return runtime == "micropython" and (engine or ENGINE) is tg
 
 
-def check_settings(raw, runtime=None):
+def step_limit(runtime=None, engine=None):
+    """The most multiply-adds one step may take in the runtime the page names (None: Pyodide's,
+    as for the lab's CPython reference runs) with the engine this Python trains with."""
+    return MAX_STEP_COST_MICROPYTHON if slow(runtime, engine) else MAX_STEP_COST
+
+
+def check_settings(raw, runtime=None, engine=None):
     """Settings as the page sends them -> (settings, problems): problems are sentences in
     Chinese, one per value out of range; settings is None when there is any. The step's size
-    is checked against the limit of the runtime the page names."""
+    is checked against the limit of the runtime the page names and the engine."""
     problems = []
     out = {}
     for key in SETTINGS:
@@ -74,7 +92,7 @@ def check_settings(raw, runtime=None):
         out[key] = value
     if "n_embd" in out and "n_head" in out and out["n_embd"] % out["n_head"]:
         problems.append("宽度 " + str(out["n_embd"]) + " 要能被注意力头数 " + str(out["n_head"]) + " 整除。")
-    limit = step_limit(runtime)
+    limit = step_limit(runtime, engine)
     if not problems and step_cost(out) > limit:
         where = "这个页面用的 MicroPython 比 Pyodide 慢好几倍，" if limit == MAX_STEP_COST_MICROPYTHON else ""
         problems.append("这组设置一步要算约 " + num(step_cost(out) / 1e6, 1) + " 百万次乘加，超过了浏览器里一次计算的上限（" +
@@ -99,16 +117,19 @@ class Session:
     MicroPython, several seconds). train() runs the same pieces to the end (the lab's reference
     runs): both give the same numbers, bit for bit."""
 
-    def __init__(self, data, settings, evaluate=True):
+    def __init__(self, data, settings, evaluate=True, engine=None):
         self.settings = settings
+        self.engine = e = engine or ENGINE  # tinygpt or tinygpt_ulab: the same steps, other arithmetic
         self.tok = tg.Tokenizer(data["vocab"])
         self.cfg = tg.Config(len(data["vocab"]), settings["n_layer"], settings["n_embd"],
                              settings["n_head"], settings["block_size"])
         self.train_tokens = self.tok.encode(data["train_text"])
         self.vx, self.vy = tg.eval_windows(self.tok.encode(data["val_text"]), settings["block_size"], EVAL_WINDOWS)
-        self.W = tg.init_weights(self.cfg, settings["seed"])
+        self.W = tg.init_weights(self.cfg, settings["seed"])  # the same weights for both engines
+        if e is not tg:
+            self.W = e.to_arrays(self.W)
         self.names = tg.weight_names(self.cfg)
-        self.opt = tg.AdamW(self.W, self.names, lr=settings["lr"], weight_decay=WEIGHT_DECAY)
+        self.opt = e.AdamW(self.W, self.names, lr=settings["lr"], weight_decay=WEIGHT_DECAY)
         self.rng = Rng(settings["seed"] + 100000)  # the batches' own stream
         self.step = 0
         self.train_log = []  # [step, loss of that step's batch]
@@ -124,7 +145,7 @@ class Session:
         p = self.pending
         i = p[1]
         xs, ys = self.vx[i:i + EVAL_PER_CALL], self.vy[i:i + EVAL_PER_CALL]
-        loss, _ = tg.forward(self.cfg, self.W, xs, ys)
+        loss, _ = self.engine.forward(self.cfg, self.W, xs, ys)
         p[2] += loss * len(xs)
         p[1] = i + len(xs)
         if p[1] < len(self.vx):
@@ -146,7 +167,7 @@ class Session:
             if self.step >= self.settings["steps"] or self.diverged:
                 break
             xs, ys = tg.get_batch(self.train_tokens, BATCH, self.cfg.block_size, self.rng)
-            loss = tg.train_step(self.cfg, self.W, self.opt, xs, ys)
+            loss = self.engine.train_step(self.cfg, self.W, self.opt, xs, ys)
             self.step += 1
             self.train_log.append([self.step, loss])
             if not loss < start + 2.0:  # NaN compares false
@@ -166,21 +187,23 @@ class Session:
     def sample(self, n, temperature, prompt=""):
         rng = Rng(SAMPLE_SEED + self.step)
         context = self.tok.encode(prompt) if prompt else [self.tok.ids.get("\n", 0)]
-        return self.tok.decode(tg.sample(self.cfg, self.W, context, n, temperature, rng, never=0))
+        return self.tok.decode(self.engine.sample(self.cfg, self.W, context, n, temperature, rng, never=0))
 
     def state(self):
         """Everything needed to carry on later, as plain JSON."""
         opt = self.opt
         return {"settings": self.settings, "step": self.step, "train_log": self.train_log,
                 "val_log": self.val_log, "diverged": self.diverged, "rng": [self.rng.state, self.rng.spare],
-                "pending": self.pending, "weights": [self.W[n] for n in self.names], "adam_t": opt.t,
-                "adam_m": [opt.m[n] for n in self.names], "adam_v": [opt.v[n] for n in self.names]}
+                "pending": self.pending, "weights": [plain(self.W[n]) for n in self.names], "adam_t": opt.t,
+                "adam_m": [plain(opt.m[n]) for n in self.names], "adam_v": [plain(opt.v[n]) for n in self.names]}
 
     def restore(self, s):
+        """A state() from either engine (lists of lists), into this one."""
+        held = (lambda M: M) if self.engine is tg else self.engine.array
         for i, n in enumerate(self.names):
-            self.W[n] = s["weights"][i]
-            self.opt.m[n] = s["adam_m"][i]
-            self.opt.v[n] = s["adam_v"][i]
+            self.W[n] = held(s["weights"][i])
+            self.opt.m[n] = held(s["adam_m"][i])
+            self.opt.v[n] = held(s["adam_v"][i])
         self.opt.t = s["adam_t"]
         self.step = s["step"]
         self.train_log = s["train_log"]
@@ -188,6 +211,11 @@ class Session:
         self.diverged = s["diverged"]
         self.pending = s.get("pending")  # a state saved mid-validation measures it again from there
         self.rng.state, self.rng.spare = s["rng"][0], s["rng"][1]
+
+
+def plain(M):
+    """A matrix as JSON holds it, a list of lists, from either engine (ulab's is an array)."""
+    return M if isinstance(M, list) else M.tolist()
 
 
 # ---------------------------------------------------------------- the chart
@@ -277,6 +305,20 @@ def start(params):
     return progress(params["data"])
 
 
+def engine(params):
+    """Which engine trains here, for the page to say, and whether the page starts from the smaller
+    settings (a MicroPython without ulab): params.runtime is the runtime the page names."""
+    if ENGINE is not tg:
+        line = ("这里的 Python 是 MicroPython（带 ulab 的版本），训练用 tinygpt_ulab.py：和 tinygpt.py 同一套算法，"
+                "矩阵运算交给 ulab（MicroPython 自带的 numpy 子集）用 C 来做，比纯 Python 快得多。")
+    elif params.get("runtime") == "micropython":
+        line = "这里的 Python 是不带 ulab 的 MicroPython，训练用纯 Python 的 tinygpt.py，比台式机上慢好几倍。"
+    else:
+        line = "这里的 Python 是 Pyodide（浏览器里的 CPython），训练用纯 Python 的 tinygpt.py。"
+    return {"engine": "ulab" if ENGINE is not tg else "pure", "slow": slow(params.get("runtime")),
+            "out": {"engine": line}}
+
+
 LOST = {"lost": True}  # this Python holds no run (it was restarted): the page resumes from storage
 
 
@@ -310,7 +352,7 @@ def weights(params):
     out = {"step": run.step, "settings": run.settings, "config": run.cfg.as_dict(), "vocab": run.tok.chars,
            "names": run.names, "weights": {}}
     for n in run.names:
-        out["weights"][n] = run.W[n]
+        out["weights"][n] = plain(run.W[n])
     return out
 
 
@@ -357,7 +399,7 @@ def expect(ref):
     if below is None:
         return "默认设置下，我们的参考训练在 " + num(ref["steps"][-1]) + " 步里还没有全部降到一元线以下。"
     return ("默认设置下，我们的参考训练每个种子到第 " + num(below) + " 步验证损失都已低于一元线。"
-            "训练的速度取决于你的设备，手机上慢得多。")
+            "训练的速度取决于你的设备和它跑的引擎（见下一行）。")
 
 
 def expect_slow(data):
@@ -368,7 +410,7 @@ def expect_slow(data):
         if v < unigram:
             below = s
             break
-    head = ("这台设备上的 Python 比台式机上的慢好几倍，所以这里先把模型设小了（宽度 " + str(SLOW_DEFAULTS["n_embd"]) +
+    head = ("这台设备上的 Python 没有 ulab，跑纯 Python 的引擎比台式机上慢好几倍，所以这里先把模型设小了（宽度 " + str(SLOW_DEFAULTS["n_embd"]) +
             "、上下文 " + str(SLOW_DEFAULTS["block_size"]) + "）。同样的设置，我们的参考训练（" + str(len(ref["runs"])) +
             " 个种子）" + num(ref["steps"][-1]) + " 步里，验证损失从 " + num(ref["band_mean"][0], 2) + " 降到 " +
             num(ref["band_lo"][-1], 2) + "–" + num(ref["band_hi"][-1], 2))
@@ -377,6 +419,11 @@ def expect_slow(data):
     if ref["band_lo"][-1] < unigram:
         return head + "：到最后一步，有的种子低于一元线 " + num(unigram, 2) + "，有的还在它之上。"
     return head + "，还在一元线 " + num(unigram, 2) + " 之上：这个小模型在这么多步里只学到一部分字频。"
+
+
+# What a reader sees before the widget's Python answers (and without JavaScript).
+ENGINE_NOTE = ("训练在你的浏览器里跑：台式机上用 Pyodide 跑纯 Python 的 tinygpt.py；手机等用 MicroPython 的设备上，"
+               "跑同一算法的 ulab 版 tinygpt_ulab.py。")
 
 
 def view(params):
@@ -396,6 +443,7 @@ def view(params):
         "unigram": num(ref["unigram"], 3), "bigram": num(ref["bigram"], 3),
         "samples": ref["samples"], "steps": num(ref["steps"][-1])},
         "expect": expect(ref),
+        "engine": ENGINE_NOTE,
         "slow_note": expect_slow(data),
         "out": {"step": "0", "steps": num(DEFAULTS["steps"]), "val": num(first["val"][0], 3), "train": "—"}}
 

@@ -14,7 +14,7 @@ export function mount(root, api) {
   const inputs = [...root.querySelectorAll(".tg-settings input")];
   const temperature = $('input[name="temperature"]');
   const prompt = $('input[name="prompt"]');
-  const slowRuntime = root.dataset.runtime === "micropython";
+  let slow = false; // the pure engine on MicroPython (no ulab): smaller settings, shorter samples
   let running = false; // the loop is asking for steps
   let live = false; // Python holds a run
   let perCall = 1; // steps per call, adapted to CALL_MS
@@ -142,7 +142,7 @@ export function mount(root, api) {
   async function generate() {
     button("generate").disabled = true;
     say("sample", "生成中…");
-    const result = await api.call("generate", { temperature: Number(temperature.value), prompt: prompt.value, n: slowRuntime ? 20 : 60 });
+    const result = await api.call("generate", { temperature: Number(temperature.value), prompt: prompt.value, n: slow ? 20 : 60 });
     button("generate").disabled = !live;
     if (!result) return say("sample", "");
     if (result.lost) return say("sample", "Python 重新启动过，先按「继续」恢复训练。");
@@ -201,9 +201,19 @@ export function mount(root, api) {
     if (running) save(true);
   });
   setButtons();
-  resumeSaved(true).then((resumed) => {
-    if (!slowRuntime || resumed) return;
-    say("expect", $("[data-slow-note]").dataset.slowNote);
-    for (const input of inputs) input.value = input.dataset.slow;
-  });
+  // Which engine trains here (model.engine says, and the line under the settings shows it), then
+  // the run kept in storage, if any; else, where the pure engine runs on MicroPython, the smaller settings.
+  api.call("engine", { runtime: root.dataset.runtime })
+    .then((info) => {
+      if (info) {
+        slow = info.slow;
+        api.fill(info);
+      }
+      return resumeSaved(true);
+    })
+    .then((resumed) => {
+      if (!slow || resumed) return;
+      say("expect", $("[data-slow-note]").dataset.slowNote);
+      for (const input of inputs) input.value = input.dataset.slow;
+    });
 }

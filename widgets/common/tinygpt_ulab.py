@@ -1,10 +1,15 @@
-"""tinygpt_ulab: the tiny GPT of widgets/common/tinygpt.py with its matrices as ulab arrays.
+"""tinygpt_ulab: the tiny GPT of tinygpt.py, with each matrix an array of `ulab`.
 
-A prototype for a measurement (benchmarks/tinygpt_speed.py --only ulab-train), not part of the
-site: the same model, the same weight names and initial weights, the same forward, backward and
-AdamW update as the pure-Python engine, with each matrix an ndarray of float64 of `ulab` (the
-numpy subset built into MicroPython's ulab WebAssembly build), so the loops over numbers run in C.
-Where numpy's own `numpy` is there instead (CPython) it runs on that.
+The same model, weight names, initial weights, forward and backward passes and AdamW update as
+tinygpt.py, line for line, with each matrix an ndarray of float64 instead of a list of lists, so
+the loops over numbers run in C. `ulab` is the numpy subset built into MicroPython's ulab
+WebAssembly build: where the widgets' Python is MicroPython, the tiny-gpt page loads that build
+and trains with this module; on Pyodide it keeps to tinygpt.py (widgets/tiny_gpt/model.py picks).
+In CPython, numpy stands in for ulab (the tests check both engines give the same losses).
+
+The tokenizer, init_weights (so both engines start from the same weights), the batches and the
+validation windows are tinygpt.py's own; only the arithmetic differs, so the losses agree with
+the pure engine's to float rounding (about 1e-15 a step), not bit for bit.
 
 What the ulab build lacks, and what stands in for it here: its arrays have at most 2 dimensions,
 so attention loops over (sequence, head) pairs as the pure engine does, with one (T, T) matrix of
@@ -12,31 +17,40 @@ scores each; np.tril and boolean indexing of 2-D arrays are missing (and np.wher
 WebAssembly build), so the causal mask is a constant matrix of 0 and -inf added to the scores;
 a sum over an axis returns a 1-D array, so it is reshaped to a column before it divides rows;
 the gather by target token of cross_entropy and the scatter of the embeddings' gradient are
-short Python loops over rows. Tokenizer, init_weights, get_batch and eval_windows are the pure
-engine's own (import tinygpt).
+short Python loops over rows.
 
-Measured (benchmarks/tinygpt_speed.py --only ulab-train; Node's CPU time on a busy 2-core desktop):
-at DEFAULTS 15.9 steps/s against 0.31 for the pure engine on the same build (0.32 on the plain
-build), at SLOW_DEFAULTS 65 against 1.6; the losses agree with the pure engine's to 2e-15 step
-for step, and the validation loss after 50 steps equals the CPython reference's.
+Speed (benchmarks/tinygpt_speed.py --only ulab-train, MicroPython in Node, CPU time on a busy
+2-core desktop): at the page's DEFAULTS 18 steps/s (55 ms a step, 14 ns a multiply-add) against
+0.38 for tinygpt.py on the same MicroPython (48 times), and about 1.9 for tinygpt.py on Pyodide;
+at SLOW_DEFAULTS 82 against 2.2. The losses agree with tinygpt.py's to 2e-15 a step.
 """
 import math
 import tinygpt as tg
 
 try:
-    from ulab import numpy as np
+    from ulab import numpy as np  # MicroPython's ulab build
+    ULAB = True
 except ImportError:
-    import numpy as np
+    ULAB = False  # not that build: widgets/tiny_gpt/model.py trains with tinygpt.py instead
+    try:
+        import numpy as np  # CPython: numpy stands in (the tests)
+    except ImportError:
+        np = None
 
 EPS = tg.EPS
 INF = float("inf")
+
+
+def array(M):
+    """A list of lists (a weight as tinygpt.py and the page's storage hold it) -> an ndarray."""
+    return np.array(M)
 
 
 def to_arrays(W):
     """{name: list of lists} (as tinygpt.init_weights makes them) -> {name: ndarray}."""
     out = {}
     for name in W:
-        out[name] = np.array(W[name])
+        out[name] = array(W[name])
     return out
 
 
@@ -241,7 +255,7 @@ class AdamW:
             W[name] = W[name] * decay - lr1 * m / (np.sqrt(v * k2) + eps)
 
 
-# ---------------------------------------------------------------- training
+# ---------------------------------------------------------------- training and sampling
 
 def loss_of(cfg, W, xs, ys, per_call=8):
     """The mean loss over fixed windows, per_call sequences at a time."""
@@ -257,3 +271,8 @@ def train_step(cfg, W, opt, xs, ys):
     loss, cache = forward(cfg, W, xs, ys)
     opt.step(W, backward(cfg, W, cache))
     return loss
+
+
+def sample(cfg, W, context, n, temperature, rng, never=None):
+    """tinygpt.sample with this engine's forward pass: the same draws from the same logits."""
+    return tg.sample(cfg, W, context, n, temperature, rng, never, forward_pass=forward)
