@@ -17,7 +17,7 @@ ABLATION = "real-model/ablation"
 STUCK = 0.1  # a run whose val loss is within this of the unigram's has learnt nothing beyond token counts
 LEAVE_MARGIN = 0.05  # a 10-step mean of training loss this far below the unigram has left its plateau
 LABELS = {  # the page's names of the runs
-    "baseline": "基线（Pre-LN，有预热）",
+    "baseline": "基线（Pre-LN，有预热，完整日程）",
     "pre_ln_warmup": "Pre-LN，有预热",
     "pre_ln_no_warmup": "Pre-LN，不预热",
     "post_ln_warmup": "Post-LN，有预热",
@@ -28,7 +28,7 @@ LABELS = {  # the page's names of the runs
     "post_ln_no_warmup_high_lr": "Post-LN，不预热，3 倍学习率",
     "layernorm": "LayerNorm（Pre-LN，有预热）",
 }
-CURVE_RUNS = ("pre_ln_warmup", "pre_ln_no_warmup", "post_ln_warmup", "post_ln_no_warmup", "layernorm",
+CURVE_RUNS = ("baseline", "pre_ln_no_warmup", "post_ln_warmup", "post_ln_no_warmup", "layernorm",
               "post_ln_warmup_high_lr")  # the curve chart's runs, in its order
 
 
