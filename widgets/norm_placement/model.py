@@ -53,7 +53,7 @@ SHORT = {"pre": "Pre-LN", "post": "Post-LN", "output": "输出端归一化"}
 SPACE = {"pre": " ", "post": " ", "output": ""}  # between a name and the Chinese after it
 INITS = {  # name -> (radio label, the regime as the reading names it)
     "unit": ("每次写入和流一样大（Xiong 定理的设定）", "每次写入和流一样大时（Xiong 定理的设定）"),
-    "scaled": ("写回矩阵按层数缩小（GPT-2 式，我们的模型用的）", "写回矩阵按层数缩小时（GPT-2 式，÷√(2L)）"),
+    "scaled": ("写回矩阵按层数缩小（GPT-2 式的写回规则；嵌入仍是 RMS 1，不像我们的模型那么小）", "写回矩阵按层数缩小时（GPT-2 式，÷√(2L)）"),
 }
 INIT_ORDER = ("unit", "scaled")
 NORM_EPS = 1e-5  # the exercise's RMSNorm epsilon (the stack's own is stack.EPS)
