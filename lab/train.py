@@ -75,6 +75,17 @@ def norm_gains(model: GPT) -> set[int]:
     return {id(m.weight) for m in model.modules() if isinstance(m, NORMS)}
 
 
+def make_optimizer(model: GPT, cfg: TrainConfig, lr: float, fused: bool = False) -> torch.optim.AdamW:
+    """AdamW with decay on matrices and the embedding (and on the norms' gains when
+    cfg.norm_weight_decay), none on the other vectors."""
+    gains = norm_gains(model) if cfg.norm_weight_decay else set()
+    decay = [p for p in model.parameters() if p.dim() >= 2 or id(p) in gains]
+    no_decay = [p for p in model.parameters() if p.dim() < 2 and id(p) not in gains]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, betas=(cfg.beta1, cfg.beta2), fused=fused)
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warmup, then cosine decay to min_lr at the last step.
 
@@ -156,12 +167,7 @@ def run(cfg: TrainConfig) -> dict:
 
     torch.manual_seed(cfg.seed)
     model = GPT(mcfg).to(device)
-    gains = norm_gains(model) if cfg.norm_weight_decay else set()
-    decay = [p for p in model.parameters() if p.dim() >= 2 or id(p) in gains]
-    no_decay = [p for p in model.parameters() if p.dim() < 2 and id(p) not in gains]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=device.type == "cuda")
+    opt = make_optimizer(model, cfg, cfg.lr, fused=device.type == "cuda")
     gen = torch.Generator().manual_seed(cfg.seed)
     state = {"step": 0, "losses": [], "evals": [], "probes": [], "train_seconds": 0.0, "wall_seconds": 0.0}
 

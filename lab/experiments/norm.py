@@ -217,10 +217,7 @@ def first_step(model: GPT, base: train.TrainConfig, lr: float, batch: tuple, idx
     in units of lr, and how much the head's input (the normed stream) moved on the fixed batch
     `idx` (Liu et al. 2020: the same update moves a Post-LN model's output more)."""
     model.eval()  # dropout is 0; eval only keeps the probe forward passes deterministic
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": base.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(base.beta1, base.beta2))
+    opt = train.make_optimizer(model, base, lr)
     groups = {"write_back": [], "block_matrices": [], "embedding": [], "gains": []}
     for name, p in model.named_parameters():
         if name.endswith(("attn.proj.weight", "ffn.down.weight")):
