@@ -310,7 +310,7 @@ def engine(params):
     settings (a MicroPython without ulab): params.runtime is the runtime the page names."""
     if ENGINE is not tg:
         line = ("这里的 Python 是 MicroPython（带 ulab 的版本），训练用 tinygpt_ulab.py：和 tinygpt.py 同一套算法，"
-                "矩阵运算交给 ulab（MicroPython 自带的 numpy 子集）用 C 来做，比纯 Python 快得多。")
+                "矩阵运算交给 ulab（编译进这个 MicroPython 的数组库，能做 NumPy 的一部分运算）用 C 来做，比纯 Python 快得多。")
     elif params.get("runtime") == "micropython":
         line = "这里的 Python 是不带 ulab 的 MicroPython，训练用纯 Python 的 tinygpt.py，比台式机上慢好几倍。"
     else:
@@ -422,8 +422,8 @@ def expect_slow(data):
 
 
 # What a reader sees before the widget's Python answers (and without JavaScript).
-ENGINE_NOTE = ("训练在你的浏览器里跑：台式机上用 Pyodide 跑纯 Python 的 tinygpt.py；手机等用 MicroPython 的设备上，"
-               "跑同一算法的 ulab 版 tinygpt_ulab.py。")
+ENGINE_NOTE = ("训练在你的浏览器里跑：在 Pyodide 上跑纯 Python 的 tinygpt.py；在 MicroPython 上（手机、省流量模式、慢网络，"
+               "或 Pyodide 启动失败时）跑同一算法的 ulab 版 tinygpt_ulab.py。启动后这里会写明你这台设备用的是哪一个。")
 
 
 def view(params):
