@@ -63,6 +63,16 @@ def wait_status(page, widget, kind, timeout=60_000):
     return status(page, widget)
 
 
+def wait_message(page, widget, kind, text, timeout=60_000):
+    """Wait for this message, not just this kind: a second error replaces the first without
+    the status kind changing, so waiting on the kind alone can read the old message."""
+    page.wait_for_function(
+        "([sel, kind, text]) => { const s = document.querySelector(sel + ' .cw-status');"
+        " return s.dataset.status === kind && s.textContent.includes(text); }",
+        arg=[widget, kind, text], timeout=timeout)
+    return status(page, widget)
+
+
 def go_live(page, url, *widgets):
     page.goto(url)
     page.click('button[data-step-to="3"]')  # shows the FFN widget too
@@ -100,7 +110,7 @@ def test_nan_and_a_raising_model_each_say_what_happened(page, broken_site):
     press(page, LF, "a", "End")  # NaN is not JSON: the call must settle all the same
     assert "「朴素方案」的模型算出了无法显示的结果" in wait_status(page, LF, "error")
     press(page, LF, "a", "Home")
-    assert "「朴素方案」的 Python 模型出错了" in wait_status(page, LF, "error")
+    wait_message(page, LF, "error", "「朴素方案」的 Python 模型出错了")
     assert any("a model bug" in e for e in page.console_errors), "the technical detail goes to the console"
     page.keyboard.press("ArrowRight")  # a = -1.95: works again
     wait_status(page, LF, "ready")
