@@ -309,9 +309,15 @@ def _semantic_gating(data: dict, fail):
     counts = {r["ffn_params_per_layer"] for r in data["runs"]}
     if len(counts) != 1:
         fail("runs", f"the FFNs must have equal parameters per layer, got {sorted(counts)}")
-    for i, r in enumerate(data["runs"]):
-        if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
-            fail(f"runs[{i}].history", "must end at steps_trained with the run's val_loss")
+    for key in ("runs", "seed_runs"):
+        for i, r in enumerate(data.get(key, [])):
+            if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
+                fail(f"{key}[{i}].history", "must end at steps_trained with the run's val_loss")
+    for i, r in enumerate(data.get("seed_runs", [])):
+        if r["name"] not in names[1:]:
+            fail(f"seed_runs[{i}].name", f"{r['name']!r} is not a trained variant of runs")
+        if r["seed"] == next(x["seed"] for x in data["runs"] if x["name"] == r["name"]):
+            fail(f"seed_runs[{i}].seed", f"seed {r['seed']} of {r['name']} is in runs already")
     limits = set(data["ranges"]["limits"])
     for i, m in enumerate(data["ranges"]["models"]):
         if m["run"] not in names:

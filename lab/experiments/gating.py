@@ -8,8 +8,9 @@ pre-activations and hidden values of every trained model over the whole validati
 the clamps of the configs in data/frontier-models.json and the limits of fp16 and bf16) -> write
 out/gating.json, validated first with data/schemas/real-model/gating/gating.schema.json.
 
-Runs (seed `run_seed` each; the baseline's own full run, SwiGLU of width 688, is reused from the
-work dir): a GELU FFN and a ReLU FFN of two matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x
+Runs (seed `run_seed` each, and `extra_seeds` more of every trained variant, each the full schedule;
+the baseline's own full run, SwiGLU of width 688, is reused from the work dir, and its other seeds are
+the FFN experiment's, in ablation.json): a GELU FFN and a ReLU FFN of two matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x
 688 weights, exactly the baseline's) and a Bilinear FFN (SwiGLU without its SiLU: the gate alone),
 all with the baseline's TrainConfig (checked). A run that would overrun the budget at the pace of
 the runs before it trains the schedule's first steps that fit (whole evaluation intervals: the
@@ -53,6 +54,7 @@ FRONTIER = common.REPO_DIR / "data" / "frontier-models.json"  # the configs' cla
 class Config:
     run_seed: int = 0  # every run's seed (the baseline's full run has seed 0)
     runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
+    extra_seeds: str = ""  # more seeds of every trained variant, e.g. "1,2": each trains the full schedule
     budget_minutes: int = 60  # new training time; a run that would overrun it is cut to what fits (or not started)
     top_share: float = 1e-4  # the measurement's upper quantile: the value exceeded by this share of entries
     digits: int = 4  # significant digits of exported measurements
@@ -66,6 +68,14 @@ def selected(cfg: Config) -> list[str]:
     if unknown:
         raise SystemExit(f"runs: unknown {unknown}; known: {list(GATING_VARIANTS)}")
     return [n for n in GATING_VARIANTS if not want or n in want]
+
+
+def extra_seeds(cfg: Config) -> list[int]:
+    """extra_seeds(Config(extra_seeds="1,2")) -> [1, 2]"""
+    seeds = [int(x) for x in cfg.extra_seeds.split(",") if x]
+    if cfg.run_seed in seeds:
+        raise SystemExit(f"extra_seeds: {cfg.run_seed} is run_seed already")
+    return seeds
 
 
 def clamp_limits(path: Path = FRONTIER) -> dict[str, float]:
@@ -160,8 +170,13 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         if stop:
             print(f"gating: {name} trains the schedule's first {stop} steps: what the budget has room for")
         results[name] = common.train_runs([replace(tc, stop_at=stop)])[0]
+    # Extra seeds train the whole schedule whatever the budget: the seeds protocol reads them paired
+    # with the baseline's seeds (same seed = same batches), so a cut run would have nothing to pair with.
+    extra = {(n, sd): common.train_runs([replace(base, variant=n, seed=sd,
+                                                 out_dir=str(common.run_dir(work, n, sd)))])[0]
+             for sd in extra_seeds(cfg) for n in results}
     try:
-        common.check_same_settings([baseline, *results.values()])
+        common.check_same_settings([baseline, *results.values(), *extra.values()])
     except ValueError as e:
         raise SystemExit(f"a run differs from the baseline in its training settings: {e}") from None
 
@@ -176,7 +191,7 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         model = common.load_model(common.run_dir(work, name, cfg.run_seed))
         ranges.append({"run": name, "ffn": model.cfg.ffn, "layers": ffn_ranges(model, val, limits, cfg.top_share,
                                                                              cfg.digits, segments)})
-    doc = build_export(cfg, baseline, results, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
+    doc = build_export(cfg, baseline, results, extra, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
                        limits, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
     write(doc, Path(out))
     return doc
@@ -225,13 +240,18 @@ def run_row(name: str, r: dict, reused: bool) -> dict:
     }
 
 
-def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, command, code, measure_s) -> dict:
+def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, limits, command, code, measure_s) -> dict:
     tc, mc = baseline["config"], baseline["model_config"]
     runs = [run_row(BASELINE, baseline, True)] + [run_row(n, r, False) for n, r in results.items()]
-    new_s = sum(r["wall_seconds"] for r in runs if not r["reused"])
+    seed_rows = [run_row(n, r, False) for (n, _), r in extra.items()]
+    new_s = sum(r["wall_seconds"] for r in runs + seed_rows if not r["reused"])
     band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")
+    seeds = [cfg.run_seed, *extra_seeds(cfg)]
     not_tested = [
-        "one seed per run: a difference smaller than the baseline's seed band is not resolved",
+        (f"seeds {', '.join(map(str, seeds))} of every variant, paired with the baseline's same seeds from the FFN"
+         " experiment: a difference is read by the seeds protocol against the baseline's band at that step"
+         if len(seeds) > 1 else
+         "one seed per run: a difference smaller than the baseline's seed band is not resolved"),
         "GEGLU, ReGLU and GLU (sigmoid gate) were not trained",
         "the clamps were measured against, not trained with: no run clamps its FFN",
         f"one model size ({mc['n_layer']} layers, d = {mc['d_model']}) and one schedule"
@@ -245,6 +265,7 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
                    f" compared with the others at step {k:,}" for n, k in cut.items()]
     choice = (f"seed {cfg.run_seed}, the {tc['steps']:,}-step schedule: "
               + ", ".join(f"{n} {steps_of(r):,} steps" for n, r in results.items())
+              + (f"; extra seeds {cfg.extra_seeds} of each, the full schedule ({len(extra)} runs)" if extra else "")
               + (f"; not started for the budget: {', '.join(skipped)}" if skipped else "")
               + (f"; over the {cfg.budget_minutes}-minute limit by {over:,.0f} s" if over > 0 else "")
               + "; the baseline's full run reused from the work dir (not counted); one run at a time")
@@ -267,7 +288,7 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
                    "measure_seconds": round(measure_s, 1), "choice": choice},
-        "timing": common.run_timing(runs, measure_s),
+        "timing": common.run_timing(runs, measure_s),  # seed_runs rows carry their own wall_seconds
         "not_tested": not_tested,
         "configs": common.card_configs(meta, tc, "gating", cfg),
     }
@@ -277,6 +298,7 @@ def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, c
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "baseline_band": band,
         "runs": runs,
+        "seed_runs": seed_rows,
         "ranges": {"rule": "every validation token, in the val loss's non-overlapping windows, fp32: per layer the"
                            " FFN's gate and up pre-activations (x W_gate, x W_up) and the hidden value the down"
                            " projection reads; max_abs, max, min, and top_abs: the |value| that a top_share of"

@@ -120,3 +120,17 @@ def test_a_rerun_trains_nothing(tiny):
     after = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
     assert [r["wall_seconds"] for r in after["runs"]] == [r["wall_seconds"] for r in before["runs"]]
     assert [r["val_loss"] for r in after["runs"]] == [r["val_loss"] for r in before["runs"]]
+
+
+def test_extra_seeds_train_the_whole_schedule_and_are_exported(tmp_path):
+    make_corpus(tmp_path / "tiny.txt")
+    main(["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+          str(tmp_path / "runs"), *TINY_ARGS, "runs=relu_ffn", "extra_seeds=1,2", "budget_minutes=0"])
+    doc = json.loads((tmp_path / "export" / "gating.json").read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_FILE, doc)
+    assert doc["schema_version"] == 3
+    assert [(r["name"], r["seed"], r["steps_trained"]) for r in doc["seed_runs"]] == [("relu_ffn", 1, 4), ("relu_ffn", 2, 4)]
+    assert "seeds 0, 1, 2 of every variant" in doc["model_card"]["not_tested"][0]
+    doc["seed_runs"][0]["seed"] = 0  # a seed that runs already holds
+    with pytest.raises(schema.SchemaError, match="in runs already"):
+        schema.validate(schema.GATING_FILE, doc)
