@@ -11,10 +11,6 @@ numfmt = common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")  # the seeds protocol, the one rule every lesson reads runs by
 
 
-def say(c):
-    """The protocol's verdict in the page's words, losses to 3 decimals."""
-    return seeds.verdict_phrase(c, lambda x: numfmt.num(x, 3))
-
 KEY = "real-model/attention/attention"
 CARD = "real-model/model-card"  # the baseline's init scales, for what a score is before training
 NAME_SHARE = 0.3  # at least this share of the head's weight, on average ...
@@ -157,7 +153,7 @@ def control_facts(doc):
         "ahead_at": [r["step"] for r in steps if r["val"]["same_sign"] and r["val"]["gap"] < 0],
         "minutes": sum(ctl["wall_seconds"]) / 60,
         "far": far,
-        "say": say,
+        "say": seeds.verdict,
     }
 
 

@@ -32,10 +32,6 @@ CURVE_RUNS = ("baseline", "pre_ln_no_warmup", "post_ln_warmup", "post_ln_no_warm
               "post_ln_warmup_high_lr")  # the curve chart's runs, in its order
 
 
-def say(c):
-    """The protocol's verdict in the page's words, losses to 3 decimals."""
-    return seeds.verdict_phrase(c, lambda x: numfmt.num(x, 3))
-
 
 def loss_at(run, step, key="val_loss"):
     """The loss at the evaluation nearest `step` (None where not finite)."""
@@ -144,7 +140,7 @@ def comparisons(runs, seed_runs, ablation, short):
         for name, (a, b) in pairs.items():
             if a in arms and b in arms:
                 c = seeds.compare(arms[a], arms[b], width)
-                out[key][name] = {**c, "say": say(c)}
+                out[key][name] = {**c, "say": seeds.verdict(c)}
     return out
 
 
@@ -211,7 +207,7 @@ def norm_facts(data, ablation):
         step = min(runs["post_ln_warmup"]["steps_trained"], runs["post_ln_no_warmup"]["steps_trained"])
         warm, cold = (loss_at(runs[n], step) for n in ("post_ln_warmup", "post_ln_no_warmup"))
         c = seeds.compare({0: warm}, {0: cold}, seeds.band(baseline_seeds(ablation, step).values()))
-        late = {"step": step, "warm": warm, "cold": cold, **c, "say": say(c)}
+        late = {"step": step, "warm": warm, "cold": cold, **c, "say": seeds.verdict(c)}
     return {
         "card": card,
         "runs": runs,

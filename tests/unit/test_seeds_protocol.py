@@ -65,3 +65,8 @@ def test_the_words_follow_the_outcome():
     assert said.startswith("只有 1 个种子") and "5 倍" in said and said.endswith("分不出高下")
     said = seeds.verdict_phrase(seeds.compare({0: 5.0}, {0: 6.0}, 0.05), fmt)
     assert "一个种子也够" in said
+
+
+def test_a_gap_that_rounds_to_zero_names_no_side():
+    said = seeds.verdict(seeds.compare({0: 5.0, 1: 5.1}, {0: 5.0004, 1: 5.0998}, 0.05))
+    assert "平均差 0.000" in said and "低" not in said.replace("有的高有的低", "") and "分不出高下" in said

@@ -104,7 +104,9 @@ def verdict_phrase(c, fmt):
     """
     if c["rule"] == "none":
         return f"{seeds_phrase(c['pairs'])}，没有可比的种子带：不读方向"
-    size = f"{'高' if c['gap'] > 0 else '低'} {fmt(abs(c['gap']))}"
+    shown = fmt(abs(c["gap"]))
+    # A gap that rounds to zero has no side to name: "低 0.000" would read a direction into nothing.
+    size = f"差 {shown}" if not shown.strip("0.") else f"{'高' if c['gap'] > 0 else '低'} {shown}"
     times = f"基线种子带 {fmt(c['band'])} 的 {num(c['times'], 1)} 倍" if c["band"] else f"基线种子带 {fmt(c['band'])}"
     if c["rule"] == "one_seed":
         head = f"只有 1 个种子，{size}，是{times}"
@@ -116,3 +118,8 @@ def verdict_phrase(c, fmt):
     if not c["same_sign"]:
         return f"{seeds_phrase(c['pairs'])}配对，有的高有的低（平均{size}）：分不出高下"
     return f"{seeds_phrase(c['pairs'])}配对，方向一致但平均只{size}，没有超出基线种子带 {fmt(c['band'])}：分不出高下"
+
+
+def verdict(c, digits=3):
+    """verdict_phrase with losses shown to `digits` decimals: how the lessons' fact modules say it."""
+    return verdict_phrase(c, lambda x: num(x, digits))
