@@ -37,8 +37,9 @@ EVAL_EVERY = 25      # steps between validation losses
 EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
 EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
 MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
-# MicroPython runs the pure engine about 6.6x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
-# against 1.93 steps/s at DEFAULTS, whose step is about 4 million multiply-adds): its limit keeps
+# MicroPython runs the pure engine about 5-7x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
+# and 0.38 steps/s in two sessions under different load, against 1.93 at DEFAULTS, whose step is
+# about 4 million multiply-adds): its limit keeps
 # one step near 1.3 s on this 2-core desktop, so a phone two or three times slower stays under 5 s.
 # The ulab engine on MicroPython is several times faster than Pyodide: it keeps MAX_STEP_COST.
 MAX_STEP_COST_MICROPYTHON = 1500000
