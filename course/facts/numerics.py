@@ -10,4 +10,4 @@ def facts(data):
     limit = sc.fp16_max()
     return {"silu10_times10": sc.product(10.0, 10.0),
             "fp16": {"silu_overflow_x": sc.overflow_x_fp16(), "max": limit, "sqrt_max": math.sqrt(limit)},
-            "bf16": {"max": sc.bf16_max()}}
+            "bf16": {"max": sc.bf16_max()}, "fp8_e4m3": {"max": sc.fp8_e4m3_max()}}

@@ -41,6 +41,7 @@ def test_format_maxima_are_the_largest_bit_patterns(facts):
     assert model.float_max(8, 23) == struct.unpack(">f", bytes.fromhex("7f7fffff"))[0]  # float32
     assert model.float_max(11, 52) == sys.float_info.max
     assert model.fp16_max() == facts["fp16"]["max"] and model.bf16_max() == facts["bf16"]["max"]
+    assert model.fp8_e4m3_max() == facts["fp8_e4m3"]["max"] == 448.0  # OCP E4M3FN: S.1111.110 = 1.75 * 2^8
     assert [f["formula"] for f in model.view({**model.PARAMS, "clamps": []})["formats"]] == ["(2 − 2⁻¹⁰)·2¹⁵", "(2 − 2⁻⁷)·2¹²⁷"]
 
 
@@ -147,3 +148,8 @@ def test_first_state_is_in_the_html_and_bad_params_fail(facts, params):
                 {"clamps": [dict(facts["clamps"]["forms"][0], gate_clamp="both")]}):
         with pytest.raises(ValueError):
             model.view({**params, **bad})
+
+
+def test_fp8_e4m3_max_is_pytorchs():
+    torch = pytest.importorskip("torch")
+    assert model.fp8_e4m3_max() == torch.finfo(torch.float8_e4m3fn).max

@@ -65,6 +65,12 @@ def bf16_max():
     return float_max(8, 7)
 
 
+def fp8_e4m3_max():
+    """FP8 E4M3 as FP8 training uses it (OCP's E4M3FN): no infinities, the top exponent holds numbers
+    too and only its all-ones mantissa is NaN, so the largest is (2 - 2 * 2^-3) * 2^8 = 448.0"""
+    return (2.0 - 2 * 2.0 ** -3) * 2.0 ** (2 ** (4 - 1))
+
+
 def format_formula(exponent_bits, mantissa_bits):
     """The max as text: (2 − 2⁻¹⁰)·2¹⁵."""
     return "(2 − 2" + superscript(-mantissa_bits) + ")·2" + superscript(2 ** (exponent_bits - 1) - 1)
