@@ -184,6 +184,8 @@ INIT_CONTROLS = {
                   " unchanged)",
     "writes_02": "write-back matrices at N(0, 0.02), as large as every other matrix (no 1 / sqrt(2 n_layer))",
     "embed_unit_writes_02": "both",
+    "xavier": "Xiong et al.'s premise: the stream starts at RMS 1 (as embed_unit) and every matrix in the blocks"
+              " is Xavier-normal, std sqrt(2 / (fan_in + fan_out)), so each write is about as large as the stream",
 }
 EMBED_UNIT = 50.0  # 1 / 0.02: the embedding's std times this is 1
 
@@ -194,8 +196,13 @@ def control_model(vocab: int, block: int, dropout: float, depth: int, place: str
     writes = {"out_init_std": 0.02} if init in ("writes_02", "embed_unit_writes_02") else {}
     model = GPT(make_config(vocab_size=vocab, block_size=block, dropout=dropout, n_layer=depth, norm_place=place,
                             **writes))
-    if init in ("embed_unit", "embed_unit_writes_02"):
+    if init in ("embed_unit", "embed_unit_writes_02", "xavier"):
         model.embed.register_forward_hook(lambda m, a, out: out * EMBED_UNIT)
+    if init == "xavier":
+        with torch.no_grad():
+            for m in model.blocks.modules():
+                if isinstance(m, torch.nn.Linear):
+                    torch.nn.init.xavier_normal_(m.weight)
     return model
 
 

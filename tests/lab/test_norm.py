@@ -107,7 +107,7 @@ def test_the_export_validates_and_holds_every_run(tiny):
     depths = {(m["norm_place"], m["n_layer"]) for m in doc["gradients"]["models"] if m["init"] == "default"}
     assert depths == {(p, n) for p in ("pre", "post", "none") for n in (2, 4)}
     controls = {(m["norm_place"], m["init"]) for m in doc["gradients"]["models"] if m["init"] != "default"}
-    assert controls == {(p, i) for p in ("pre", "post") for i in ("embed_unit", "writes_02", "embed_unit_writes_02")}
+    assert controls == {(p, i) for p in ("pre", "post") for i in ("embed_unit", "writes_02", "embed_unit_writes_02", "xavier")}
     # Every run carries the probes train.py logged: step 0, then every evaluation.
     assert [p["step"] for p in runs["post_ln_no_warmup"]["probes"]] == [0, 1, 2, 3]
     # The extra seed trains the short length with its own seed, the rest as its seed-0 row.
@@ -146,3 +146,19 @@ def test_a_rerun_trains_nothing_and_writes_the_same_runs(tiny):
     assert [r["reused"] for r in after["runs"]] == [True] + [False] * len(norm.RUNS)  # only the shared baseline
     assert [r["wall_seconds"] for r in after["seed_runs"]] == [r["wall_seconds"] for r in before["seed_runs"]]
     assert after["model_card"]["budget"]["new_runs_seconds"] == before["model_card"]["budget"]["new_runs_seconds"]
+
+
+def test_the_xavier_control_makes_each_write_as_large_as_the_stream():
+    """Xiong et al.'s premise, which our init is not: under `xavier` Pre-LN's stream grows with each
+    write (4 blocks, 8 writes of about its own size), under `embed_unit_writes_02` it barely moves;
+    and Pre-LN's last block then gets a smaller gradient than Post-LN's, the theorem's direction."""
+    torch.manual_seed(0)
+    idx, tgt = torch.randint(0, 100, (2, 32)), torch.randint(0, 100, (2, 32))
+    rms, last = {}, {}
+    for init in ("embed_unit_writes_02", "xavier"):
+        for place in ("pre", "post"):
+            g = norm.step0_gradients(norm.control_model(100, 32, 0.0, 4, place, init, 0), idx, tgt)
+            rms[init, place], last[init, place] = g["stream_rms_out"], g["blocks"][-1]["ffn_out_grad_norm"]
+    assert rms["embed_unit_writes_02", "pre"] < 1.1 < rms["xavier", "pre"]
+    assert rms["xavier", "post"] == pytest.approx(1.0, abs=0.01)  # Post-LN's stream is normed after each write
+    assert last["xavier", "pre"] < last["xavier", "post"]
