@@ -63,7 +63,7 @@ def test_gradients_their_1_over_rms_account_and_the_init_controls():
     assert pre["last"] == pre["ffn"][-1] and len(pre["ffn"]) == d
     assert g["predicted_pre_over_post"][d] == pytest.approx(1 / pre["stream_rms_out"])
     assert g["pre_over_post_last"][d] == pytest.approx(pre["last"] / g["by"][f"post-{d}"]["last"])
-    assert set(g["controls"]) == {"embed_unit", "writes_02", "embed_unit_writes_02"}
+    assert set(g["controls"]) == {"embed_unit", "writes_02", "embed_unit_writes_02", "xavier"}
 
 
 def test_adams_first_step_and_the_warm_up_arithmetic():
