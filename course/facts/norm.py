@@ -222,6 +222,7 @@ def norm_facts(data, ablation):
         "baseline_seed_count": len(baseline_seeds(ablation, short)),
         "compare": comparisons(runs, seed_runs, ablation, short),
         "longer": longer,
+        "stuck_margin": STUCK,
         "late": late,
         "left_at": {n: left_plateau(runs[n]["train_curve"], every, unigram) for n in runs},
         "probes": {n: {"short": probe_at(runs[n], short), "last": (runs[n].get("probes") or [None])[-1],
