@@ -154,9 +154,37 @@ def long_run(run, unigram, every, ablation):
         points.append({"step": h["step"], "val_loss": h["val_loss"], "train_loss": h["train_loss"],
                        "baseline_min": min(b.values()) if b else None, "baseline_max": max(b.values()) if b else None,
                        "stuck": h["val_loss"] is None or h["val_loss"] > unigram - STUCK})
-    return {"name": run["name"], "steps": run["steps_trained"], "points": points,
+    # Against the baseline's same seed at the run's last step, by the protocol's one-seed rule.
+    last = run["steps_trained"]
+    at_last = seeds.history_by_seed(base, last, "val_loss")
+    c = seeds.compare({run["seed"]: at_last[run["seed"]]} if run["seed"] in at_last else {},
+                      {run["seed"]: seeds.at_step(run["history"], last, "val_loss")}, seeds.band(at_last.values()))
+    return {"name": run["name"], "steps": last, "points": points,
             "left_at": left_plateau(run["train_curve"], every, unigram),
-            "left_val_at": next((p["step"] for p in points if not p["stuck"]), None)}
+            "left_val_at": next((p["step"] for p in points if not p["stuck"]), None),
+            "vs_baseline": {**c, "say": seeds.verdict(c)}}
+
+
+UNCOLLAPSE = 0.95  # cosine between positions after block 2 below this: the stream no longer one vector there
+TAIL_POINTS = 5  # the last training-curve points compared pair by pair (same batches)
+
+
+def inside_facts(warm, cold, every):
+    """What the losses of two plateau runs hide: per run, the cosine between positions after each
+    block at its last probe and the first probe step where block 2's fell below UNCOLLAPSE; and
+    warm - cold over the last TAIL_POINTS training-curve means (the same batches, step by step)."""
+    def uncollapse(run):  # the first probe below UNCOLLAPSE after one at or above it (step 0 is random init)
+        collapsed = False
+        for p in run.get("probes", []):
+            collapsed = collapsed or p["cosine_by_depth"][2] >= UNCOLLAPSE
+            if collapsed and p["cosine_by_depth"][2] < UNCOLLAPSE:
+                return p["step"]
+        return None
+    tail = [w - c for w, c in zip(warm["train_curve"][-TAIL_POINTS:], cold["train_curve"][-TAIL_POINTS:])
+            if w is not None and c is not None]
+    return {"cos_last": {r["name"]: r["probes"][-1]["cosine_by_depth"][1:] for r in (warm, cold) if r.get("probes")},
+            "uncollapse_at": {r["name"]: uncollapse(r) for r in (warm, cold)}, "uncollapse_below": UNCOLLAPSE,
+            "tail_gaps": tail, "tail_steps": len(tail) * every}
 
 
 def probe_at(run, step):
@@ -207,7 +235,8 @@ def norm_facts(data, ablation):
         step = min(runs["post_ln_warmup"]["steps_trained"], runs["post_ln_no_warmup"]["steps_trained"])
         warm, cold = (loss_at(runs[n], step) for n in ("post_ln_warmup", "post_ln_no_warmup"))
         c = seeds.compare({0: warm}, {0: cold}, seeds.band(baseline_seeds(ablation, step).values()))
-        late = {"step": step, "warm": warm, "cold": cold, **c, "say": seeds.verdict(c)}
+        late = {"step": step, "warm": warm, "cold": cold, **c, "say": seeds.verdict(c),
+                **inside_facts(runs["post_ln_warmup"], runs["post_ln_no_warmup"], every)}
     return {
         "card": card,
         "runs": runs,
@@ -223,6 +252,7 @@ def norm_facts(data, ablation):
         "compare": comparisons(runs, seed_runs, ablation, short),
         "longer": longer,
         "stuck_margin": STUCK,
+        "leave_margin": LEAVE_MARGIN,
         "late": late,
         "left_at": {n: left_plateau(runs[n]["train_curve"], every, unigram) for n in runs},
         "probes": {n: {"short": probe_at(runs[n], short), "last": (runs[n].get("probes") or [None])[-1],

@@ -184,8 +184,9 @@ INIT_CONTROLS = {
                   " unchanged)",
     "writes_02": "write-back matrices at N(0, 0.02), as large as every other matrix (no 1 / sqrt(2 n_layer))",
     "embed_unit_writes_02": "both",
-    "xavier": "Xiong et al.'s premise: the stream starts at RMS 1 (as embed_unit) and every matrix in the blocks"
-              " is Xavier-normal, std sqrt(2 / (fan_in + fan_out)), so each write is about as large as the stream",
+    "xavier": "towards Xiong et al.'s premise: the stream starts at RMS 1 (as embed_unit) and every matrix in the"
+              " blocks is Xavier-normal, std sqrt(2 / (fan_in + fan_out)): writes several times ours, still smaller"
+              " than the stream",
 }
 EMBED_UNIT = 50.0  # 1 / 0.02: the embedding's std times this is 1
 

@@ -148,9 +148,9 @@ def test_a_rerun_trains_nothing_and_writes_the_same_runs(tiny):
     assert after["model_card"]["budget"]["new_runs_seconds"] == before["model_card"]["budget"]["new_runs_seconds"]
 
 
-def test_the_xavier_control_makes_each_write_as_large_as_the_stream():
-    """Xiong et al.'s premise, which our init is not: under `xavier` Pre-LN's stream grows with each
-    write (4 blocks, 8 writes of about its own size), under `embed_unit_writes_02` it barely moves;
+def test_the_xavier_control_makes_the_writes_grow_the_stream():
+    """Towards Xiong et al.'s premise, which our init is not: under `xavier` Pre-LN's stream grows with
+    its writes (4 blocks, 8 writes), under `embed_unit_writes_02` it barely moves;
     and Pre-LN's last block then gets a smaller gradient than Post-LN's, the theorem's direction."""
     torch.manual_seed(0)
     idx, tgt = torch.randint(0, 100, (2, 32)), torch.randint(0, 100, (2, 32))
