@@ -26,6 +26,9 @@ def test_the_papers_numbers_come_from_papers_json(site_dir):
     f = facts()
     xi, rz = f["papers"]["xiong"], f["papers"]["rmsnorm"]
     assert f"只有 {xi['without']:.2f}；有预热时最好约 {xi['with']:.0f}" in html  # BLEU 8.45 and about 34
+    short = xi["short_warmup"]  # their own Post-LN with 500 warm-up steps: 31.16 at lr 5e-4, 2.77 at 1e-3
+    assert (short[0.001]["bleu"], short[0.0005]["bleu"], short[0.001]["warmup_steps"]) == (2.77, 31.16, 500)
+    assert f"预热 500 步、最大学习率 0.001 时 BLEU 也只有 {short[0.001]['bleu']:.2f}（0.0005 时 {short[0.0005]['bleu']:.2f}）" in html
     assert f"运行时间省下 {rz['min_pct']}%～{rz['max_pct']}%" in html  # 7%-64%
     assert "1 × 10⁻⁶" in html and f["anchor"]["rms_norm_eps"] == 1e-6
 
