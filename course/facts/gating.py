@@ -1,51 +1,79 @@
 """Facts of our model's gating experiment (data/real-model/gating/gating.json, `python -m lab gating`):
-facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these."""
+facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these.
+
+Every comparison is read by the seeds protocol (widgets/common/seeds.py), on training and on
+validation loss, against the baseline's seed band at the same step. The baseline's seeds, and the
+linear FFN of 第 1 课 (no activation, no gate), are the FFN experiment's (ablation.json) of the same
+corpus; its seed 0 is the gating export's baseline run.
+"""
+from course.widgets import common_module
+
+common_module("numfmt")  # first: seeds imports it
+seeds = common_module("seeds")
+
 KEY = "real-model/gating/gating"
-# The baseline's 5 seeds with a val loss at every evaluation, from the FFN experiment of the same
-# edition as the gating export: the 三國-only edition's copy while gating.json is of that edition.
 ABLATION = "real-model/ablation"
-ABLATION_ED1 = "real-model/gating/ffn-ablation-ed1"
+CARD = "real-model/model-card"
 ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
+LINEAR = "linear_ffn"  # 第 1 课's FFN without activation or gate, in ablation.json
+KEYS = ("train_loss", "val_loss")
+# The comparisons the page reads, a - b: each variant against SwiGLU; the gate without an
+# activation against the activation without a gate (Shazeer's test of "the gate, not the
+# activation"); ReLU against GELU (which ungated activation); the product alone against no
+# non-linearity at all.
+PAIRS = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "baseline"),
+         ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
+         ("bilinear_ffn", LINEAR))
 
 
-def loss_at(run, step):
-    """The val loss at evaluation `step` of a run's history (None if it has no such step)."""
-    return next((h["val_loss"] for h in run["history"] if h["step"] == step), None)
+def variant(ablation, name):
+    return next((v for v in ablation["variants"] if v["name"] == name), None)
 
 
-def bands_by_step(ablation):
-    """{step: the range of the baseline's val loss over its seeds at that evaluation}: the noise
-    floor a gap at that step must clear (the FFN experiment's seeds, one history each)."""
-    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
-    steps = [h["step"] for h in base["histories"][0]]
+def arm(name, step, key, runs, seed_runs, ablation):
+    """{seed: loss at `step`} of one arm: the baseline and the linear FFN from the FFN experiment's
+    seeds, the gating variants from this export's runs and seed_runs."""
+    if name in ("baseline", LINEAR):
+        v = variant(ablation, name)
+        return seeds.history_by_seed(v, step, key) if v else {}
     out = {}
-    for i, step in enumerate(steps):
-        losses = [h[i]["val_loss"] for h in base["histories"]]
-        out[step] = round(max(losses) - min(losses), 6)
+    for r in [runs[name], *[s for s in seed_runs if s["name"] == name]] if name in runs else []:
+        value = seeds.at_step(r["history"], step, key)
+        if value is not None:
+            out[r["seed"]] = value
     return out
 
 
-def compare(run, baseline, bands):
-    """A run against the baseline at the run's own last step (a run the budget cut short is read
-    where it stopped): the gap, the seed band at that step, and whether the gap clears it."""
-    step = run["steps_trained"]
-    then = loss_at(baseline, step)
-    diff = run["val_loss"] - then if then is not None and run["val_loss"] is not None else None
-    band = bands.get(step)
-    return {"step": step, "baseline_then": then, "diff": diff, "band": band,
-            "resolved": diff is not None and band is not None and abs(diff) > band,
-            "full": step == baseline["steps_trained"]}
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values) if values else None
 
 
-def pair(a, b, bands):
-    """Run a against run b at the last step both reached (the shorter run's): their losses there,
-    the gap a - b, the seed band at that step, and whether the gap clears it."""
-    step = min(a["steps_trained"], b["steps_trained"])
-    la, lb = loss_at(a, step), loss_at(b, step)
-    gap = la - lb if la is not None and lb is not None else None
-    band = bands.get(step)
-    return {"step": step, "a": la, "b": lb, "gap": gap, "band": band,
-            "resolved": gap is not None and band is not None and abs(gap) > band}
+def compare_at(step, runs, seed_runs, ablation):
+    """Every pair of PAIRS at evaluation `step`, on both losses, by the protocol against the
+    baseline's band at that step (for two non-baseline arms too: the protocol's one band)."""
+    out = {}
+    for key in KEYS:
+        base = arm("baseline", step, key, runs, seed_runs, ablation)
+        width = seeds.band(base.values())
+        out[key] = {"band": width}
+        for a, b in PAIRS:
+            arms = arm(b, step, key, runs, seed_runs, ablation), arm(a, step, key, runs, seed_runs, ablation)
+            if arms[0] and arms[1]:
+                c = seeds.compare(*arms, width)
+                out[key][f"{a}-{b}"] = {**c, "say": seeds.verdict(c), "a": mean(arms[1].values()),
+                                        "b": mean(arms[0].values())}
+    return out
+
+
+def row(name, step, runs, seed_runs, ablation, only=None):
+    """The table's row of one FFN at `step`: its seeds (those in `only`, when given) and its mean
+    losses over them."""
+    losses = {key: {s: v for s, v in arm(name, step, key, runs, seed_runs, ablation).items()
+                    if only is None or s in only} for key in KEYS}
+    return {"name": name, "ffn": runs[name]["ffn"], "d_ff": runs[name]["d_ff"], "matrices": runs[name]["matrices"],
+            "seeds": sorted(losses["val_loss"]), **{key: mean(v.values()) for key, v in losses.items()},
+            "by_seed": losses}
 
 
 def range_facts(models, limits, fp16_max):
@@ -55,41 +83,60 @@ def range_facts(models, limits, fp16_max):
     for m in models:
         layers = m["layers"]
         hidden = max(layer["hidden"]["max_abs"] for layer in layers)
-        row = {"run": m["run"], "ffn": m["ffn"], "layers": layers, "hidden_max": hidden,
-               "hidden_over_fp16": hidden / fp16_max,
-               "up_max": max(layer["up"]["max_abs"] for layer in layers),
-               "clamped": {name: {"up": max(layer["clamped_share"][name]["up"] for layer in layers)}
-                           for name in limits}}
+        r = {"run": m["run"], "ffn": m["ffn"], "layers": layers, "hidden_max": hidden,
+             "hidden_over_fp16": hidden / fp16_max,
+             "hidden_top": max(layer["hidden"]["top_abs"] for layer in layers),
+             "up_max": max(layer["up"]["max_abs"] for layer in layers),
+             "clamped": {name: {"up": max(layer["clamped_share"][name]["up"] for layer in layers)}
+                         for name in limits}}
         if "gate" in layers[0]:
-            row["gate_max"] = max(layer["gate"]["max"] for layer in layers)
-            row["gate_min"] = min(layer["gate"]["min"] for layer in layers)
+            r["gate_max"] = max(layer["gate"]["max"] for layer in layers)
+            r["gate_min"] = min(layer["gate"]["min"] for layer in layers)
             for name in limits:
-                row["clamped"][name]["gate"] = max(layer["clamped_share"][name]["gate"] for layer in layers)
-        out[m["run"]] = row
+                r["clamped"][name]["gate"] = max(layer["clamped_share"][name]["gate"] for layer in layers)
+        out[m["run"]] = r
     return out
 
 
-def gating_facts(data, ablation):
+def gating_facts(data, ablation, card):
     runs = {r["name"]: r for r in data["runs"]}
+    seed_runs = data.get("seed_runs", [])
     baseline = runs["baseline"]
-    band = data["baseline_band"]
-    card = data["model_card"]
-    bands = bands_by_step(ablation)
-    rows = [{**runs[n], "vs": compare(runs[n], baseline, bands)} for n in ORDER if n in runs]
-    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
-    seed0 = base["val_losses"][base["seeds"].index(baseline["seed"])]
+    steps = [h["step"] for h in baseline["history"]]
+    last = steps[-1]
+    full = [n for n in ORDER if n in runs and runs[n]["steps_trained"] == last]
+    # The baseline's row shows the seeds the variants pair with: a mean over other seeds is no comparison.
+    paired = {s for n in full[1:] for s in arm(n, last, "val_loss", runs, seed_runs, ablation)} or None
+    by_step = {s: compare_at(s, runs, seed_runs, ablation) for s in steps}
+    base = variant(ablation, "baseline")
+    band_seeds = {key: {s: seeds.history_by_seed(base, last, key)[s] for s in base["seeds"]} for key in KEYS}
+    tokens = last * tokens_per_step(data)
+    epochs = tokens / card["split"]["train_tokens"] if card and "split" in card else None
     ranges = data["ranges"]
+    tcard = data["model_card"]
     return {
-        "card": card,
+        "card": tcard,
         "runs": runs,
-        "rows": rows,
-        "by": {r["name"]: r for r in rows},
+        "steps": steps,
+        "last": last,
+        "rows": [row(n, last, runs, seed_runs, ablation, paired) for n in full],
+        "cut": [runs[n] for n in ORDER if n in runs and n not in full],
+        "seeds_of": {n: sorted({runs[n]["seed"], *[s["seed"] for s in seed_runs if s["name"] == n]}) for n in runs},
+        "baseline_seeds": base["seeds"],
+        "linear_seeds": variant(ablation, LINEAR)["seeds"] if variant(ablation, LINEAR) else [],
+        "by_step": by_step,
+        "end": by_step[last],
+        # How each variant's paired gap to SwiGLU moves over the run, on both losses.
+        "over_run": {f"{n}-baseline": {key: [{"step": s, **by_step[s][key][f"{n}-baseline"]} for s in steps
+                                            if f"{n}-baseline" in by_step[s][key]] for key in KEYS}
+                     for n in ORDER[1:] if n in runs},
+        # The band's seeds at the end: which seed sets its width.
+        "band_seeds": band_seeds,
+        "band_without_widest": {key: seeds.band(sorted(v.values())[:-1]) for key, v in band_seeds.items()},
+        "epochs": epochs,
+        "tokens": tokens,
+        "train_tokens": card["split"]["train_tokens"] if card and "split" in card else None,
         "references": data["references"],
-        "band": band,
-        "bands": bands,
-        # The same seed in the FFN experiment's precision (bf16 autocast) and in this export's:
-        # what the precision alone moves the baseline's loss by.
-        "seed_in_band_precision": seed0, "precision_gap": baseline["val_loss"] - seed0,
         "ffn_params": baseline["ffn_params_per_layer"],
         "limits": ranges["limits"],
         "fp16_max": ranges["fp16_max"],
@@ -97,25 +144,17 @@ def gating_facts(data, ablation):
         "top_share": ranges["top_share"],
         "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
         "not_trained": [n for n in ORDER if n not in runs],
-        # Shazeer's two comparisons at our scale: the gate without an activation against the
-        # activation without a gate, and ReLU against GELU (each at the shorter run's last step).
-        "pairs": {f"{x}-{y}": pair(runs[f"{x}_ffn"], runs[f"{y}_ffn"], bands)
-                  for x, y in (("bilinear", "gelu"), ("relu", "gelu")) if f"{x}_ffn" in runs and f"{y}_ffn" in runs},
-        "new_minutes": card["budget"]["new_runs_seconds"] / 60,
-        "budget_minutes": card["budget"]["limit_seconds"] / 60,
+        # Did our runs measure an ungated FFN worse than SwiGLU (on either loss, at the end)?
+        "gate_measured": any(by_step[last][key][f"{n}-baseline"]["direction"] > 0 for key in KEYS
+                             for n in ("gelu_ffn", "relu_ffn") if f"{n}-baseline" in by_step[last][key]),
+        "new_minutes": tcard["budget"]["new_runs_seconds"] / 60,
+        "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
 
 
-def same_edition_ablation(data):
-    """The FFN export of the gating export's corpus: the site's own when their model cards name the
-    same files (by name and sha256); the 三國-only edition's copy while gating.json is of that one."""
-    corpus = data[KEY]["model_card"]["corpus"]
-    card = data.get("real-model/model-card")
-    if card and corpus_files(card["corpus"]) == corpus_files(corpus):
-        return data[ABLATION]
-    if "files" not in corpus and ABLATION_ED1 in data:
-        return data[ABLATION_ED1]
-    raise ValueError("data/real-model/gating/gating.json: no FFN export of its corpus to give the seed band")
+def tokens_per_step(data):
+    t = data["model_card"]["training"]
+    return t["batch_size"] * t["block_size"]
 
 
 def corpus_files(corpus):
@@ -124,4 +163,11 @@ def corpus_files(corpus):
 
 
 def facts(data):
-    return {"gating": gating_facts(data[KEY], same_edition_ablation(data)) if KEY in data else None}
+    if KEY not in data:
+        return {"gating": None}
+    corpus = data[KEY]["model_card"]["corpus"]
+    card = data.get(CARD)
+    if not card or corpus_files(card["corpus"]) != corpus_files(corpus):
+        raise ValueError("data/real-model/gating/gating.json: its corpus is not the FFN experiment's"
+                         " (data/real-model/model-card.json), whose seeds give the band")
+    return {"gating": gating_facts(data[KEY], data[ABLATION], card)}

@@ -127,16 +127,17 @@ def test_the_clamped_swiglu_forms(facts):
 
 
 def test_the_gating_lesson_reads_the_seed_band_of_its_own_corpus():
-    """第 4 课's runs are of the 三國-only edition: their per-step band comes from that edition's FFN
-    export (kept beside gating.json), never from the seven-book one the site's ablation.json now holds."""
+    """第 4 课's band comes from the FFN experiment's seeds (ablation.json); the build refuses a
+    gating export of another corpus rather than read its runs against a foreign band."""
+    import copy
+
     from course.facts import gating
 
     data = load_data(ROOT / "data", ROOT)
-    if "files" in data[gating.KEY]["model_card"]["corpus"]:
-        pytest.skip("gating.json is of the seven-book edition: the site's own ablation.json is its band")
-    chosen = gating.same_edition_ablation(data)
-    assert chosen is data[gating.ABLATION_ED1] and chosen["schema_version"] == 2
-    assert chosen is not data[gating.ABLATION]
-    without = {k: v for k, v in data.items() if k != gating.ABLATION_ED1}
-    with pytest.raises(ValueError, match="no FFN export of its corpus"):
-        gating.same_edition_ablation(without)
+    assert gating.corpus_files(data[gating.KEY]["model_card"]["corpus"]) == \
+        gating.corpus_files(data[gating.CARD]["corpus"])
+    other = copy.deepcopy(data)
+    other[gating.KEY]["model_card"]["corpus"] = {"file": "sanguo-yanyi.txt", "sha256": "0" * 64}
+    with pytest.raises(ValueError, match="its corpus is not the FFN experiment's"):
+        gating.facts(other)
+
