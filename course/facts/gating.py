@@ -36,12 +36,8 @@ def arm(name, step, key, runs, seed_runs, ablation):
     if name in ("baseline", LINEAR):
         v = variant(ablation, name)
         return seeds.history_by_seed(v, step, key) if v else {}
-    out = {}
-    for r in [runs[name], *[s for s in seed_runs if s["name"] == name]] if name in runs else []:
-        value = seeds.at_step(r["history"], step, key)
-        if value is not None:
-            out[r["seed"]] = value
-    return out
+    rows = [runs[name], *[s for s in seed_runs if s["name"] == name]] if name in runs else []
+    return seeds.runs_by_seed(rows, step, key)
 
 
 def mean(values):

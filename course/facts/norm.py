@@ -115,12 +115,7 @@ def baseline_seeds(ablation, step, key="val_loss"):
 
 def seed_losses(name, runs, seed_runs, step, key="val_loss"):
     """{seed: loss at `step`} of one of this export's runs over its seeds (run_seed and seed_runs)."""
-    out = {}
-    for r in [runs[name], *[s for s in seed_runs if s["name"] == name]]:
-        value = seeds.at_step(r["history"], step, key)
-        if value is not None:
-            out[r["seed"]] = value
-    return out
+    return seeds.runs_by_seed([runs[name], *[s for s in seed_runs if s["name"] == name]], step, key)
 
 
 def comparisons(runs, seed_runs, ablation, short):

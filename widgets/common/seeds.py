@@ -91,6 +91,19 @@ def history_by_seed(variant, step, key):
     return out
 
 
+def runs_by_seed(rows, step, key):
+    """{seed: loss at `step`} over exported run rows (each with "seed" and "history"), seeds that reached it.
+
+    runs_by_seed([{"seed": 1, "history": [{"step": 2, "val_loss": 5.0}]}], 2, "val_loss") -> {1: 5.0}
+    """
+    out = {}
+    for r in rows:
+        value = at_step(r["history"], step, key)
+        if value is not None:
+            out[r["seed"]] = value
+    return out
+
+
 def seeds_phrase(n):
     """How a page says how many runs stand behind a figure. seeds_phrase(1) -> '1 个种子'"""
     return f"{n} 个种子"
