@@ -32,8 +32,9 @@ RESIDUAL_FILE = "residual/residual.json"  # the residual experiment, data/real-m
 MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab/mechanism.py)
 NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
+GATING_SEEDS_FILE = "gating/seeds.json"  # its extra seeds, beside it (the same module, extra_seeds=)
 ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, ATTENTION_FILE)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE)
 
 
 class SchemaError(ValueError):
@@ -77,6 +78,7 @@ RESIDUAL_SCHEMA_VERSION = max(schema_for(RESIDUAL_FILE)["properties"]["schema_ve
 MECHANISM_SCHEMA_VERSION = max(schema_for(MECHANISM_FILE)["properties"]["schema_version"]["enum"])
 NORM_SCHEMA_VERSION = max(schema_for(NORM_FILE)["properties"]["schema_version"]["enum"])
 GATING_SCHEMA_VERSION = max(schema_for(GATING_FILE)["properties"]["schema_version"]["enum"])
+GATING_SEEDS_SCHEMA_VERSION = schema_for(GATING_SEEDS_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -152,6 +154,8 @@ def _semantic(name: str, data: dict):
         _semantic_norm(data, fail)
     if name == GATING_FILE:
         _semantic_gating(data, fail)
+    if name == GATING_SEEDS_FILE:
+        _semantic_gating_seeds(data, fail)
     if name == ATTENTION_FILE:
         _semantic_attention(data, fail)
     if name == "neurons.json":
@@ -309,15 +313,7 @@ def _semantic_gating(data: dict, fail):
     counts = {r["ffn_params_per_layer"] for r in data["runs"]}
     if len(counts) != 1:
         fail("runs", f"the FFNs must have equal parameters per layer, got {sorted(counts)}")
-    for key in ("runs", "seed_runs"):
-        for i, r in enumerate(data.get(key, [])):
-            if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
-                fail(f"{key}[{i}].history", "must end at steps_trained with the run's val_loss")
-    for i, r in enumerate(data.get("seed_runs", [])):
-        if r["name"] not in names[1:]:
-            fail(f"seed_runs[{i}].name", f"{r['name']!r} is not a trained variant of runs")
-        if r["seed"] == next(x["seed"] for x in data["runs"] if x["name"] == r["name"]):
-            fail(f"seed_runs[{i}].seed", f"seed {r['seed']} of {r['name']} is in runs already")
+    _histories_end(data["runs"], "runs", fail)
     limits = set(data["ranges"]["limits"])
     for i, m in enumerate(data["ranges"]["models"]):
         if m["run"] not in names:
@@ -334,6 +330,32 @@ def _semantic_gating(data: dict, fail):
     timed = [t["run"] for t in data["model_card"]["timing"]["runs"]]
     if timed != names:
         fail("model_card.timing.runs", f"runs {timed}, want {names}")
+
+
+def _histories_end(rows: list[dict], key: str, fail):
+    for i, r in enumerate(rows):
+        if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
+            fail(f"{key}[{i}].history", "must end at steps_trained with the run's val_loss")
+
+
+def _semantic_gating_seeds(data: dict, fail):
+    """What seeds.json's schema cannot say; that its variants and steps are gating.json's is checked
+    where both are read (the lab before training, the site's facts)."""
+    rows = data["seed_runs"]
+    _histories_end(rows, "seed_runs", fail)
+    pairs = [(r["name"], r["seed"]) for r in rows]
+    if len(set(pairs)) != len(pairs):
+        fail("seed_runs", f"a (variant, seed) appears twice: {pairs}")
+    for i, r in enumerate(rows):
+        if r["name"] == "baseline":
+            fail(f"seed_runs[{i}].name", "the baseline's seeds are the FFN experiment's (ablation.json)")
+        if r["seed"] == data["pairs_with"]["run_seed"]:
+            fail(f"seed_runs[{i}].seed", f"seed {r['seed']} is gating.json's own")
+    if len({r["steps_trained"] for r in rows}) != 1:
+        fail("seed_runs", "every extra seed trains the whole schedule")
+    timed = [(t["run"], t["seed"]) for t in data["model_card"]["timing"]["runs"]]
+    if timed != pairs:
+        fail("model_card.timing.runs", f"runs {timed}, want {pairs}")
 
 
 def write_validated(name: str, doc: dict, out_dir) -> Path:

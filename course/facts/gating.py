@@ -12,6 +12,7 @@ common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")
 
 KEY = "real-model/gating/gating"
+SEEDS = "real-model/gating/seeds"  # its extra seeds (`extra_seeds=`), when exported
 ABLATION = "real-model/ablation"
 CARD = "real-model/model-card"
 ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
@@ -94,9 +95,9 @@ def range_facts(models, limits, fp16_max):
     return out
 
 
-def gating_facts(data, ablation, card):
+def gating_facts(data, extra, ablation, card):
     runs = {r["name"]: r for r in data["runs"]}
-    seed_runs = data.get("seed_runs", [])
+    seed_runs = extra["seed_runs"] if extra else []
     baseline = runs["baseline"]
     steps = [h["step"] for h in baseline["history"]]
     last = steps[-1]
@@ -112,6 +113,7 @@ def gating_facts(data, ablation, card):
     tcard = data["model_card"]
     return {
         "card": tcard,
+        "seeds_card": extra["model_card"] if extra else None,
         "runs": runs,
         "steps": steps,
         "last": last,
@@ -143,7 +145,8 @@ def gating_facts(data, ablation, card):
         # Did our runs measure an ungated FFN worse than SwiGLU (on either loss, at the end)?
         "gate_measured": any(by_step[last][key][f"{n}-baseline"]["direction"] > 0 for key in KEYS
                              for n in ("gelu_ffn", "relu_ffn") if f"{n}-baseline" in by_step[last][key]),
-        "new_minutes": tcard["budget"]["new_runs_seconds"] / 60,
+        "new_minutes": (tcard["budget"]["new_runs_seconds"]
+                        + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)) / 60,
         "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
 
@@ -158,6 +161,25 @@ def corpus_files(corpus):
     return {(f["file"], f["sha256"]) for f in corpus.get("files", [corpus])}
 
 
+def check_seeds(extra, first):
+    """seeds.json must add seeds to gating.json's runs: same corpus and training settings, variants
+    that gating.json trained in full, the same schedule."""
+    where = "data/real-model/gating/seeds.json"
+    if corpus_files(extra["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
+        raise ValueError(f"{where}: its corpus is not gating.json's")
+    mine, theirs = extra["model_card"]["configs"]["train"], first["model_card"]["configs"]["train"]
+    free = ("device", "threads", "progress", "eval_every", "ckpt_every")  # they do not change a trajectory
+    diff = sorted(k for k in mine.keys() | theirs.keys() if k not in free and mine.get(k) != theirs.get(k))
+    if diff:
+        raise ValueError(f"{where}: model_card.configs.train differs from gating.json's in {diff}")
+    last = first["runs"][0]["steps_trained"]
+    full = {r["name"] for r in first["runs"][1:] if r["steps_trained"] == last}
+    for i, r in enumerate(extra["seed_runs"]):
+        if r["name"] not in full or r["steps_trained"] != last:
+            raise ValueError(f"{where}: seed_runs[{i}]: {r['name']} seed {r['seed']} is not a seed of a variant"
+                             f" gating.json trained over its {last:,} steps")
+
+
 def facts(data):
     if KEY not in data:
         return {"gating": None}
@@ -166,4 +188,7 @@ def facts(data):
     if not card or corpus_files(card["corpus"]) != corpus_files(corpus):
         raise ValueError("data/real-model/gating/gating.json: its corpus is not the FFN experiment's"
                          " (data/real-model/model-card.json), whose seeds give the band")
-    return {"gating": gating_facts(data[KEY], data[ABLATION], card)}
+    extra = data.get(SEEDS)
+    if extra:
+        check_seeds(extra, data[KEY])
+    return {"gating": gating_facts(data[KEY], extra, data[ABLATION], card)}

@@ -8,13 +8,22 @@ pre-activations and hidden values of every trained model over the whole validati
 the clamps of the configs in data/frontier-models.json and the limits of fp16 and bf16) -> write
 out/gating.json, validated first with data/schemas/real-model/gating/gating.schema.json.
 
-Runs (seed `run_seed` each, and `extra_seeds` more of every trained variant, each the full schedule;
-the baseline's own full run, SwiGLU of width 688, is reused from the work dir, and its other seeds are
-the FFN experiment's, in ablation.json): a GELU FFN and a ReLU FFN of two matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x
-688 weights, exactly the baseline's) and a Bilinear FFN (SwiGLU without its SiLU: the gate alone),
-all with the baseline's TrainConfig (checked). A run that would overrun the budget at the pace of
-the runs before it trains the schedule's first steps that fit (whole evaluation intervals: the
-others' histories have the same steps to compare with), or is not started; the export says which.
+Runs (seed `run_seed` each; the baseline's own full run, SwiGLU of width 688, is reused from the work dir,
+and its other seeds are the FFN experiment's, in ablation.json): a GELU FFN and a ReLU FFN of two
+matrices of width 1,032 (2 x 256 x 1,032 = 3 x 256 x 688 weights, exactly the baseline's) and a
+Bilinear FFN (SwiGLU without its SiLU: the gate alone), all with the baseline's TrainConfig
+(checked). A run that would overrun the budget at the pace of the runs before it trains the
+schedule's first steps that fit (whole evaluation intervals: the others' histories have the same
+steps to compare with), or is not started; the export says which.
+
+Extra seeds are a second export beside the first, out/seeds.json, so that they can be trained (and
+resumed) apart from seed 0's runs and measurements:
+
+    python -m lab gating --corpus PATH --work DIR --out data/real-model/gating extra_seeds=1,2
+
+reads out/gating.json, trains seeds 1 and 2 of each variant it trained in full (the whole schedule
+whatever the budget: the seeds protocol pairs each with the baseline's same seed, same batches),
+checks their data and settings against gating.json's, and writes out/seeds.json only.
 """
 from __future__ import annotations
 
@@ -54,7 +63,7 @@ FRONTIER = common.REPO_DIR / "data" / "frontier-models.json"  # the configs' cla
 class Config:
     run_seed: int = 0  # every run's seed (the baseline's full run has seed 0)
     runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
-    extra_seeds: str = ""  # more seeds of every trained variant, e.g. "1,2": each trains the full schedule
+    extra_seeds: str = ""  # "1,2": train these seeds of gating.json's full variants and write seeds.json only
     budget_minutes: int = 60  # new training time; a run that would overrun it is cut to what fits (or not started)
     top_share: float = 1e-4  # the measurement's upper quantile: the value exceeded by this share of entries
     digits: int = 4  # significant digits of exported measurements
@@ -149,9 +158,11 @@ def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: f
 
 
 def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    print("gating config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    if cfg.extra_seeds:
+        return run_seeds(cfg, prep, base, out, invoked)
     commit, dirty = common.git_lab_commit()  # the code as this process loaded it
     work = Path(prep.work_dir)
-    print("gating config:", json.dumps(asdict(cfg), ensure_ascii=False))
     common.ensure_data(prep)
     limit = cfg.budget_minutes * 60
     baseline = train.run(replace(base, variant=BASELINE, seed=cfg.run_seed,
@@ -170,13 +181,8 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         if stop:
             print(f"gating: {name} trains the schedule's first {stop} steps: what the budget has room for")
         results[name] = common.train_runs([replace(tc, stop_at=stop)])[0]
-    # Extra seeds train the whole schedule whatever the budget: the seeds protocol reads them paired
-    # with the baseline's seeds (same seed = same batches), so a cut run would have nothing to pair with.
-    extra = {(n, sd): common.train_runs([replace(base, variant=n, seed=sd,
-                                                 out_dir=str(common.run_dir(work, n, sd)))])[0]
-             for sd in extra_seeds(cfg) for n in results}
     try:
-        common.check_same_settings([baseline, *results.values(), *extra.values()])
+        common.check_same_settings([baseline, *results.values()])
     except ValueError as e:
         raise SystemExit(f"a run differs from the baseline in its training settings: {e}") from None
 
@@ -191,7 +197,7 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         model = common.load_model(common.run_dir(work, name, cfg.run_seed))
         ranges.append({"run": name, "ffn": model.cfg.ffn, "layers": ffn_ranges(model, val, limits, cfg.top_share,
                                                                              cfg.digits, segments)})
-    doc = build_export(cfg, baseline, results, extra, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
+    doc = build_export(cfg, baseline, results, skipped, meta, json.loads((data / "ngram.json").read_text()), ranges,
                        limits, command=cfg.command or invoked, code=(commit, dirty), measure_s=time.time() - t0)
     write(doc, Path(out))
     return doc
@@ -240,18 +246,14 @@ def run_row(name: str, r: dict, reused: bool) -> dict:
     }
 
 
-def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, limits, command, code, measure_s) -> dict:
+def build_export(cfg, baseline, results, skipped, meta, ngram, ranges, limits, command, code, measure_s) -> dict:
     tc, mc = baseline["config"], baseline["model_config"]
     runs = [run_row(BASELINE, baseline, True)] + [run_row(n, r, False) for n, r in results.items()]
-    seed_rows = [run_row(n, r, False) for (n, _), r in extra.items()]
-    new_s = sum(r["wall_seconds"] for r in runs + seed_rows if not r["reused"])
+    new_s = sum(r["wall_seconds"] for r in runs if not r["reused"])
     band = band_from_ablation(common.REPO_DIR / "data" / "real-model" / "ablation.json")
-    seeds = [cfg.run_seed, *extra_seeds(cfg)]
     not_tested = [
-        (f"seeds {', '.join(map(str, seeds))} of every variant, paired with the baseline's same seeds from the FFN"
-         " experiment: a difference is read by the seeds protocol against the baseline's band at that step"
-         if len(seeds) > 1 else
-         "one seed per run: a difference smaller than the baseline's seed band is not resolved"),
+        (f"seed {cfg.run_seed} of every variant here; more seeds, paired with the baseline's same seeds from the FFN"
+         " experiment, are the extra_seeds export beside this file (seeds.json), read by the seeds protocol"),
         "GEGLU, ReGLU and GLU (sigmoid gate) were not trained",
         "the clamps were measured against, not trained with: no run clamps its FFN",
         f"one model size ({mc['n_layer']} layers, d = {mc['d_model']}) and one schedule"
@@ -265,7 +267,6 @@ def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, li
                    f" compared with the others at step {k:,}" for n, k in cut.items()]
     choice = (f"seed {cfg.run_seed}, the {tc['steps']:,}-step schedule: "
               + ", ".join(f"{n} {steps_of(r):,} steps" for n, r in results.items())
-              + (f"; extra seeds {cfg.extra_seeds} of each, the full schedule ({len(extra)} runs)" if extra else "")
               + (f"; not started for the budget: {', '.join(skipped)}" if skipped else "")
               + (f"; over the {cfg.budget_minutes}-minute limit by {over:,.0f} s" if over > 0 else "")
               + "; the baseline's full run reused from the work dir (not counted); one run at a time")
@@ -288,7 +289,7 @@ def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, li
                      "seed": cfg.run_seed},
         "budget": {"limit_seconds": cfg.budget_minutes * 60, "new_runs_seconds": round(new_s, 1),
                    "measure_seconds": round(measure_s, 1), "choice": choice},
-        "timing": common.run_timing(runs, measure_s),  # seed_runs rows carry their own wall_seconds
+        "timing": common.run_timing(runs, measure_s),
         "not_tested": not_tested,
         "configs": common.card_configs(meta, tc, "gating", cfg),
     }
@@ -298,7 +299,6 @@ def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, li
         "references": {"unigram": round(ngram["unigram"], 4), "bigram": round(ngram["bigram"], 4)},
         "baseline_band": band,
         "runs": runs,
-        "seed_runs": seed_rows,
         "ranges": {"rule": "every validation token, in the val loss's non-overlapping windows, fp32: per layer the"
                            " FFN's gate and up pre-activations (x W_gate, x W_up) and the hidden value the down"
                            " projection reads; max_abs, max, min, and top_abs: the |value| that a top_share of"
@@ -310,6 +310,84 @@ def build_export(cfg, baseline, results, extra, skipped, meta, ngram, ranges, li
     }
 
 
-def write(doc: dict, out: Path) -> None:
-    path = schema.write_validated(schema.GATING_FILE, doc, out)
+def write(doc: dict, out: Path, name: str = schema.GATING_FILE) -> None:
+    path = schema.write_validated(name, doc, out)
     print(f"gating: wrote {path} ({path.stat().st_size:,} B)")
+
+
+# --- the extra seeds: out/seeds.json -------------------------------------------------------------
+
+
+def run_seeds(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    """Train `extra_seeds` of every variant out/gating.json trained in full, one run at a time and
+    resumable, and write out/seeds.json."""
+    commit, dirty = common.git_lab_commit()
+    first_path = Path(out) / Path(schema.GATING_FILE).name
+    if not first_path.exists():
+        raise SystemExit(f"extra_seeds: {first_path} is missing: export seed {cfg.run_seed} first (the same command"
+                         " without extra_seeds)")
+    first = json.loads(first_path.read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_FILE, first)
+    card = first["model_card"]
+    if card["training"]["seed"] != cfg.run_seed:
+        raise SystemExit(f"extra_seeds: {first_path} holds seed {card['training']['seed']}, not run_seed {cfg.run_seed}")
+    common.ensure_data(prep)
+    data = Path(base.data_dir)
+    meta = json.loads((data / "meta.json").read_text())
+    if common.corpus_shas(meta["corpus"]) != common.corpus_shas(card["corpus"]):
+        raise SystemExit(f"extra_seeds: the work dir's corpus is not {first_path}'s")
+    steps = first["runs"][0]["steps_trained"]
+    names = [r["name"] for r in first["runs"][1:] if r["steps_trained"] == steps and r["name"] in selected(cfg)]
+    if not names:
+        raise SystemExit(f"extra_seeds: {first_path} has no variant trained over the whole schedule")
+    try:  # before training: a run with other settings would pair with nothing
+        same_as_card(asdict(base), card["configs"]["train"])
+    except ValueError as e:
+        raise SystemExit(f"extra_seeds: these training settings differ from {first_path}'s runs: {e}") from None
+    work = Path(prep.work_dir)
+    extra = {(n, sd): common.train_runs([replace(base, variant=n, seed=sd,
+                                                 out_dir=str(common.run_dir(work, n, sd)))])[0]
+             for sd in extra_seeds(cfg) for n in names}
+    try:
+        common.check_same_settings(list(extra.values()))
+    except ValueError as e:
+        raise SystemExit(f"an extra seed differs from the others in its training settings: {e}") from None
+    doc = build_seeds_export(cfg, extra, first, meta, command=cfg.command or invoked, code=(commit, dirty))
+    write(doc, Path(out), schema.GATING_SEEDS_FILE)
+    return doc
+
+
+def same_as_card(config: dict, card_train: dict) -> None:
+    """Raise ValueError unless a run's training settings are those a model card records (the
+    settings that do not change a trajectory aside)."""
+    ignore = set(common.TRAJECTORY_FREE)
+    mine = common.portable_config({k: v for k, v in {**train.LATER_FIELDS, **config}.items() if k not in ignore})
+    theirs = {k: v for k, v in {**train.LATER_FIELDS, **card_train}.items() if k not in ignore}
+    diff = {k: (theirs.get(k), mine.get(k)) for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)}
+    if diff:
+        raise ValueError(f"(gating.json, this run): {diff}")
+
+
+def build_seeds_export(cfg, extra, first, meta, command, code) -> dict:
+    rows = [run_row(n, r, False) for (n, _), r in extra.items()]
+    r0 = next(iter(extra.values()))
+    new_s = sum(r["wall_seconds"] for r in rows)
+    choice = (f"seeds {cfg.extra_seeds} of {', '.join(dict.fromkeys(n for n, _ in extra))}, each the whole"
+              f" {rows[0]['steps_trained']:,}-step schedule whatever the budget (a cut run has no baseline step to"
+              " pair with); one run at a time")
+    return {
+        "schema_version": schema.GATING_SEEDS_SCHEMA_VERSION,
+        "metric": first["metric"],
+        "pairs_with": {"file": Path(schema.GATING_FILE).name, "date": first["model_card"]["date"],
+                       "run_seed": cfg.run_seed},
+        "seed_runs": rows,
+        "model_card": {
+            "name": f"{first['model_card']['name']}-seeds",
+            **common.provenance(command, code),
+            "hardware": common.hardware(r0, bf16_autocast=r0["bf16_autocast"]),
+            "corpus": meta["corpus"], "split": meta["split"],
+            "budget": {"new_runs_seconds": round(new_s, 1), "choice": choice},
+            "timing": {"runs": common.run_timing(rows, 0.0)["runs"]},
+            "configs": common.card_configs(meta, r0["config"], "gating", cfg),
+        },
+    }

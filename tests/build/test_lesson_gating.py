@@ -157,6 +157,8 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     assert "这一节正在准备" not in text
     export = json.loads((ROOT / "data" / "real-model" / "gating" / "gating.json").read_text(encoding="utf-8"))
     ablation = json.loads((ROOT / "data" / "real-model" / "ablation.json").read_text(encoding="utf-8"))
+    seeds_file = ROOT / "data" / "real-model" / "gating" / "seeds.json"
+    extra = json.loads(seeds_file.read_text(encoding="utf-8"))["seed_runs"] if seeds_file.exists() else []
     last = export["runs"][0]["steps_trained"]
 
     def arm(name, key):
@@ -164,7 +166,7 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
         if rows:
             return seeds.history_by_seed(rows[0], last, key)
         return {r["seed"]: seeds.at_step(r["history"], last, key)
-                for r in export["runs"] + export.get("seed_runs", []) if r["name"] == name}
+                for r in export["runs"] + extra if r["name"] == name}
 
     assert {r["ffn_params_per_layer"] for r in export["runs"]} == {n["ffn_params"]}
     for key, column in (("train_loss", "训练损失"), ("val_loss", "验证损失")):

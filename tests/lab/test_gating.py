@@ -122,15 +122,34 @@ def test_a_rerun_trains_nothing(tiny):
     assert [r["val_loss"] for r in after["runs"]] == [r["val_loss"] for r in before["runs"]]
 
 
-def test_extra_seeds_train_the_whole_schedule_and_are_exported(tmp_path):
+def test_extra_seeds_are_their_own_export_beside_seed_0(tmp_path):
     make_corpus(tmp_path / "tiny.txt")
-    main(["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
-          str(tmp_path / "runs"), *TINY_ARGS, "runs=relu_ffn", "extra_seeds=1,2", "budget_minutes=0"])
-    doc = json.loads((tmp_path / "export" / "gating.json").read_text(encoding="utf-8"))
-    schema.validate(schema.GATING_FILE, doc)
-    assert doc["schema_version"] == 3
+    args = ["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+            str(tmp_path / "runs"), *TINY_ARGS]
+    with pytest.raises(SystemExit, match="export seed 0 first"):
+        main([*args, "extra_seeds=1,2"])
+    main([*args, "runs=relu_ffn", "budget_minutes=0"])
+    first = (tmp_path / "export" / "gating.json").read_bytes()
+    main([*args, "extra_seeds=1,2"])
+    assert (tmp_path / "export" / "gating.json").read_bytes() == first  # seed 0's export is left as it was
+    doc = json.loads((tmp_path / "export" / "seeds.json").read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_SEEDS_FILE, doc)
     assert [(r["name"], r["seed"], r["steps_trained"]) for r in doc["seed_runs"]] == [("relu_ffn", 1, 4), ("relu_ffn", 2, 4)]
-    assert "seeds 0, 1, 2 of every variant" in doc["model_card"]["not_tested"][0]
-    doc["seed_runs"][0]["seed"] = 0  # a seed that runs already holds
-    with pytest.raises(schema.SchemaError, match="in runs already"):
-        schema.validate(schema.GATING_FILE, doc)
+    assert doc["pairs_with"] == {"file": "gating.json", "date": json.loads(first)["model_card"]["date"], "run_seed": 0}
+    assert str(tmp_path) not in json.dumps(doc)
+    # The export reads each run as trained in its own directory.
+    alone = json.loads((tmp_path / "runs" / "relu_ffn-s1" / "result.json").read_text(encoding="utf-8"))
+    assert doc["seed_runs"][0]["val_loss"] == alone["val_loss"]
+    doc["seed_runs"][1]["seed"] = 0  # gating.json's own seed
+    with pytest.raises(schema.SchemaError, match="gating.json's own"):
+        schema.validate(schema.GATING_SEEDS_FILE, doc)
+
+
+def test_extra_seeds_refuse_other_training_settings(tmp_path):
+    make_corpus(tmp_path / "tiny.txt")
+    args = ["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+            str(tmp_path / "runs"), *TINY_ARGS]
+    main([*args, "runs=relu_ffn", "budget_minutes=0"])
+    with pytest.raises(SystemExit, match=r"differ from .*'lr': \(0.001, 0.002\)"):
+        main([*args, "extra_seeds=1", "lr=0.002"])
+    assert not (tmp_path / "runs" / "relu_ffn-s1").exists()  # refused before training

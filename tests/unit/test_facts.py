@@ -141,3 +141,28 @@ def test_the_gating_lesson_reads_the_seed_band_of_its_own_corpus():
     with pytest.raises(ValueError, match="its corpus is not the FFN experiment's"):
         gating.facts(other)
 
+
+def test_the_gating_lesson_takes_only_seeds_of_its_own_runs():
+    """seeds.json adds seeds to gating.json's variants; the build refuses one trained otherwise."""
+    import copy
+
+    from course.facts import gating
+
+    data = load_data(ROOT / "data", ROOT)
+    first = data[gating.KEY]
+    row = copy.deepcopy(next(r for r in first["runs"][1:] if r["steps_trained"] == first["runs"][0]["steps_trained"]))
+    row["seed"] = 9
+    extra = {"seed_runs": [row], "model_card": {"corpus": first["model_card"]["corpus"],
+                                                "configs": copy.deepcopy(first["model_card"]["configs"]),
+                                                "budget": {"new_runs_seconds": 0.0}}}
+    data[gating.SEEDS] = extra
+    assert 9 in gating.facts(data)["gating"]["seeds_of"][row["name"]]
+    bad = copy.deepcopy(data)
+    bad[gating.SEEDS]["model_card"]["configs"]["train"]["lr"] *= 2
+    with pytest.raises(ValueError, match=r"seeds.json: model_card.configs.train differs from gating.json's in \['lr'\]"):
+        gating.facts(bad)
+    cut = copy.deepcopy(data)
+    cut[gating.SEEDS]["seed_runs"][0]["steps_trained"] = 200
+    with pytest.raises(ValueError, match="is not a seed of a variant gating.json trained over its 1,400 steps"):
+        gating.facts(cut)
+
