@@ -23,8 +23,9 @@ from functools import cache
 from pathlib import Path
 
 import jsonschema
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from referencing import Registry
+
+from course.data import sibling_registry
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "data" / "schemas" / "real-model"
 FILES = ("model-card.json", "ablation.json", "neurons.json")  # the FFN experiment, data/real-model/
@@ -51,18 +52,9 @@ def schema_for(name: str) -> dict:
 
 @cache
 def registry_for(name: str) -> Registry:
-    """The schemas beside export `name`'s, by file name, and those one folder up as "../name", for its
-    $refs to them (as the site's course/data.py resolves them)."""
-    folder = (SCHEMA_DIR / name).parent
-    found = [(p.name, p) for p in sorted(folder.glob("*.schema.json"))]
-    found += [(f"../{p.name}", p) for p in sorted(folder.parent.glob("*.schema.json"))]
-    # A "../x" inside a sibling reached by its bare name ("residual.schema.json#...") resolves
-    # against that name, to "x": the parent's schema answers it too, where no sibling is called x.
-    found += [(p.name, p) for p in sorted(folder.parent.glob("*.schema.json"))
-              if not (folder / p.name).exists()]
-    return Registry().with_resources(
-        (key, Resource.from_contents(json.loads(p.read_text(encoding="utf-8")), default_specification=DRAFT202012))
-        for key, p in found)
+    """The schemas export `name`'s schema may $ref: the site's own lookup (course/data.py), so both
+    sides resolve a reference alike."""
+    return sibling_registry(SCHEMA_DIR / name.replace(".json", ".schema.json"), SCHEMA_DIR.parent.parent)
 
 
 # The version the model card's and the ablation's schemas pin with {"const": N}: bump it there, in both.
