@@ -114,6 +114,7 @@ def gating_facts(data, extra, ablation, card):
     return {
         "card": tcard,
         "seeds_card": extra["model_card"] if extra else None,
+        "extra_seeds": sorted({r["seed"] for r in seed_runs}),
         "runs": runs,
         "steps": steps,
         "last": last,
