@@ -24,7 +24,8 @@ KEYS = ("train_loss", "val_loss")
 # non-linearity at all.
 PAIRS = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "baseline"),
          ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
-         ("bilinear_ffn", LINEAR))
+         ("bilinear_ffn", LINEAR), (LINEAR, "baseline"))
+UNGATED = ("gelu_ffn", "relu_ffn")
 
 
 def variant(ablation, name):
@@ -58,7 +59,7 @@ def compare_at(step, runs, seed_runs, ablation):
             arms = arm(b, step, key, runs, seed_runs, ablation), arm(a, step, key, runs, seed_runs, ablation)
             if arms[0] and arms[1]:
                 c = seeds.compare(*arms, width)
-                out[key][f"{a}-{b}"] = {**c, "say": seeds.verdict(c), "a": mean(arms[1].values()),
+                out[key][f"{a}-{b}"] = {**c, "say": seeds.verdict(c), "brief": seeds.brief(c), "a": mean(arms[1].values()),
                                         "b": mean(arms[0].values())}
     return out
 
@@ -74,13 +75,17 @@ def row(name, step, runs, seed_runs, ablation, only=None):
 
 
 def range_facts(models, limits, fp16_max):
-    """Per model, the largest hidden value over its layers against fp16's limit, and per config's
-    clamp the largest share of gate and up entries it would change in any layer."""
+    """Per model, the largest hidden value over its layers against fp16's limit, per layer its
+    maximum and tail (the maximum over the top 1-in-10^4 value: how far the largest entry stands out),
+    and per config's clamp the largest share of gate and up entries it would change in any layer."""
     out = {}
     for m in models:
         layers = m["layers"]
         hidden = max(layer["hidden"]["max_abs"] for layer in layers)
         r = {"run": m["run"], "ffn": m["ffn"], "layers": layers, "hidden_max": hidden,
+             "hidden_max_block": max(layers, key=lambda layer: layer["hidden"]["max_abs"])["block"],
+             "hidden_by_layer": [layer["hidden"]["max_abs"] for layer in layers],
+             "tail_by_layer": [layer["hidden"]["max_abs"] / layer["hidden"]["top_abs"] for layer in layers],
              "hidden_over_fp16": hidden / fp16_max,
              "hidden_top": max(layer["hidden"]["top_abs"] for layer in layers),
              "up_max": max(layer["up"]["max_abs"] for layer in layers),
@@ -132,6 +137,10 @@ def gating_facts(data, extra, ablation, card):
         # The band's seeds at the end: which seed sets its width.
         "band_seeds": band_seeds,
         "band_without_widest": {key: seeds.band(sorted(v.values())[:-1]) for key, v in band_seeds.items()},
+        # The baseline seed with the worst validation loss at the end, and whether any variant trained it.
+        "worst_seed": max(band_seeds["val_loss"], key=band_seeds["val_loss"].get),
+        "worst_seed_trained": any(max(band_seeds["val_loss"], key=band_seeds["val_loss"].get) in
+                                  arm(n, last, "val_loss", runs, seed_runs, ablation) for n in ORDER[1:] if n in runs),
         "epochs": epochs,
         "tokens": tokens,
         "train_tokens": card["split"]["train_tokens"] if card and "split" in card else None,
@@ -143,13 +152,23 @@ def gating_facts(data, extra, ablation, card):
         "top_share": ranges["top_share"],
         "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
         "not_trained": [n for n in ORDER if n not in runs],
-        # Did our runs measure an ungated FFN worse than SwiGLU (on either loss, at the end)?
-        "gate_measured": any(by_step[last][key][f"{n}-baseline"]["direction"] > 0 for key in KEYS
-                             for n in ("gelu_ffn", "relu_ffn") if f"{n}-baseline" in by_step[last][key]),
+        # What our runs measured of an ungated FFN against SwiGLU at the end, on either loss.
+        "gate_verdict": gate_verdict(by_step[last]),
+        "one_seed_factor": seeds.ONE_SEED_FACTOR,
         "new_minutes": (tcard["budget"]["new_runs_seconds"]
                         + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)) / 60,
         "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
+
+
+def gate_verdict(end):
+    """'worse' when some ungated FFN (GELU, ReLU) is measured worse than SwiGLU on a loss and none
+    better, 'better' the other way round, 'mixed' when both happen, 'none' when nothing is measured.
+    gate_verdict({"val_loss": {"gelu_ffn-baseline": {"direction": 1}}}) -> 'worse'
+    """
+    seen = {end[key][f"{n}-baseline"]["direction"] for key in end for n in UNGATED
+            if f"{n}-baseline" in end[key]} - {0}
+    return {frozenset(): "none", frozenset({1}): "worse", frozenset({-1}): "better"}.get(frozenset(seen), "mixed")
 
 
 def tokens_per_step(data):

@@ -31,7 +31,9 @@ def shazeer_facts(paper):
     the same under `long`, with `long_ranked`. `pairs` and `pairs_long`: what adding a gate gains
     with the same activation (ReLU -> ReGLU, GELU -> GEGLU, Swish -> SwiGLU); `ungated_spread`
     and `gated_spread` (ReGLU, GEGLU, SwiGLU): how much swapping the activation moves it.
-    `glue` and `superglue`: the fine-tuned models' average dev scores (Tables 2 and 3)."""
+    `glue` and `superglue`: the fine-tuned models' average dev scores (Tables 2 and 3), each the best
+    checkpoint of one fine-tune; `finetune_gains`: what the gate adds to each activation there, and
+    `gated_above`: whether every gated score (GLU and Bilinear too) beats every ungated one."""
     rows = {row["row"].removeprefix("FFN_").lower(): row for row in paper["rows"]}
     by = {k: r["log_ppl"] for k, r in rows.items()}
     long = {k: r["log_ppl_524k"] for k, r in rows.items()}
@@ -53,6 +55,10 @@ def shazeer_facts(paper):
             "glue": {k: r["glue_score"] for k, r in rows.items()},
             "superglue": {k: r["superglue_score"] for k, r in rows.items()},
             "finetune_std": {"glue": paper["finetune_std"]["glue"], "superglue": paper["finetune_std"]["superglue"]},
+            "finetune_gains": {t: [rows[g][f"{t}_score"] - rows[a][f"{t}_score"] for a, g in zip(ungated, gated)]
+                               for t in ("glue", "superglue")},
+            "gated_above": {t: min(r[f"{t}_score"] for k, r in rows.items() if k not in ungated)
+                            > max(rows[k][f"{t}_score"] for k in ungated) for t in ("glue", "superglue")},
             "widths": paper["widths"], "steps": paper["steps"], "model": paper["model"], "table": paper["table"],
             "paper": paper["paper"]}
 

@@ -166,3 +166,17 @@ def test_the_gating_lesson_takes_only_seeds_of_its_own_runs():
     with pytest.raises(ValueError, match="is not a seed of a variant gating.json trained over its 1,400 steps"):
         gating.facts(cut)
 
+
+
+def test_the_gate_verdict_names_either_direction():
+    """⑥ and ⑧ must not say 'not measured' about an ungated FFN measured better than SwiGLU."""
+    from course.facts import gating
+
+    def end(gelu, relu):
+        return {"val_loss": {"gelu_ffn-baseline": {"direction": gelu}, "relu_ffn-baseline": {"direction": relu}},
+                "train_loss": {}}
+
+    assert gating.gate_verdict(end(0, 0)) == "none"
+    assert gating.gate_verdict(end(1, 0)) == "worse"
+    assert gating.gate_verdict(end(-1, 0)) == "better"
+    assert gating.gate_verdict(end(1, -1)) == "mixed"

@@ -70,3 +70,20 @@ def test_the_words_follow_the_outcome():
 def test_a_gap_that_rounds_to_zero_names_no_side():
     said = seeds.verdict(seeds.compare({0: 5.0, 1: 5.1}, {0: 5.0004, 1: 5.0998}, 0.05))
     assert "平均差 0.000" in said and "低" not in said.replace("有的高有的低", "") and "分不出高下" in said
+
+
+def test_a_gap_far_inside_the_band_is_not_said_as_zero_bands():
+    said = seeds.verdict(seeds.compare({0: 5.0}, {0: 4.988}, 0.385))
+    assert "是基线种子带 0.385 的不到 0.1 倍" in said and "0.0 倍" not in said
+    assert seeds.times_text(0.05) == " 0.1 倍" and seeds.times_text(2.04) == " 2.0 倍"
+
+
+def test_the_brief_reading_says_the_same_verdict():
+    base = {0: 5.00, 1: 5.05, 2: 5.02}
+    for other, width in (({0: 5.20, 1: 5.22, 2: 5.19}, 0.05), ({0: 5.30, 1: 4.95, 2: 5.25}, 0.05),
+                         ({0: 5.03, 1: 5.06, 2: 5.03}, 0.05)):
+        c = seeds.compare(base, other, width)
+        said = seeds.brief(c)
+        assert said.endswith("：测到）" if c["measured"] else "：分不出）"), said
+    assert seeds.brief(seeds.compare(base, {0: 5.20, 1: 5.22, 2: 5.19}, 0.05)) == "高 0.180（3 个种子，每一对都高，3.6 个带宽：测到）"
+    assert seeds.brief(seeds.compare({0: 5.0}, {0: 4.988}, 0.385)) == "低 0.012（1 个种子，不到 0.1 个带宽：分不出）"

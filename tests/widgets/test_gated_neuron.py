@@ -193,7 +193,7 @@ def test_every_sentence_holds_in_every_setting():
             elif task == "reviews":
                 assert "第一步证明了这样分不开四句评价" in out["reason"]
             else:
-                assert "换什么激活、取什么权重都到不了 0" in out["reason"]
+                assert "换什么激活、取什么权重都有到不了 0 的误差" in out["reason"] and "在整个正方形上" in out["reason"]
         else:
             assert "不带门" not in out["unit"] and ("门过" in out["unit"] or "门不过激活" in out["unit"]), where
             has_exact = model.exact_solution(task, activation) is not None
@@ -220,11 +220,15 @@ def test_the_view_says_what_the_model_computes():
     assert first["params"] == {"task": "reviews", "activation": "relu", "gate": [1.0, 1.0, 0.0], "up": UNGATED}
     assert first["out"]["formula"] == "ŷ = " + model.num(w, 3) + " · ReLU(p + n) · (1)"
     assert first["out"]["unit"] == "不带门的 ReLU 神经元"
+    # The first state's output has no pn term, and the page says so rather than calling it the general form.
+    assert first["out"]["poly"].endswith("这组读数的 pn 系数 δ 是 0，目标 p + n − 2pn 的是 −2。")
+    assert "它就不再是不带门的神经元" in first["out"]["button-note"]
     assert first["out"]["verdict"] == "MSE = " + model.num(mse, 3) + "（全部输出 0 时是 0.500）。"
     assert [first["rows"][name]["out"] for name, *_ in model.REVIEWS] == [model.num(v, 3) for v in out]
     exact = model.view({"task": "reviews", "activation": "silu", "gate": [1.0, 1.0, 0.0], "up": [-1.0, -1.0, 2.0]})
     assert exact["out"]["verdict"] == "输出都等于目标：精确解，MSE = 0。"
     assert exact["out"]["poly"].startswith("在这四句上，输出可以写成 ŷ = p + n − 2pn（")
+    assert "pn 系数 δ 是 −2，" in exact["out"]["poly"] and "不带门" not in exact["out"]["button-note"]
     assert {r["data-exact"] for r in exact["rows"].values()} == {"true"}
     assert exact["announce"] == "SwiGLU（门过 SiLU）：g = p + n，u = −p − n + 2，w_o = 1.368：精确解，MSE = 0。"
     assert "SiLU(1) = 0.731" in exact["out"]["exact-note"] and "1.368" in exact["out"]["exact-note"]

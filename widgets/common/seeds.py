@@ -6,7 +6,9 @@ page that first uses it explains it to students):
 - The band is the baseline's spread over its seeds (max - min) at the same evaluation step, of
   the same loss (training or validation): how far two runs that differ only in their seed land apart.
 - A variant is compared with the baseline seed for seed (same seed = same batches and, where
-  the shapes match, the same initial weights): one paired difference per shared seed.
+  every module has the baseline's shape, the same initial weights: one random stream draws them
+  in module order, so one differently shaped module changes all that follow): one paired
+  difference per shared seed.
 - With two or more pairs, a difference counts as measured when every paired difference has the
   same sign and their mean is larger than the band.
 - With one pair, it counts only when the gap is at least ONE_SEED_FACTOR times the band.
@@ -109,6 +111,13 @@ def seeds_phrase(n):
     return f"{n} 个种子"
 
 
+def times_text(times):
+    """A gap in bands after 的, one decimal; below 0.05 it would print a bare "0.0", which reads as no gap.
+    times_text(2.04) -> ' 2.0 倍'; times_text(0.032) -> '不到 0.1 倍'
+    """
+    return "不到 0.1 倍" if times < 0.05 else f" {num(times, 1)} 倍"
+
+
 def verdict_phrase(c, fmt):
     """The protocol's reading of compare()'s result in words; fmt formats a loss difference.
 
@@ -120,7 +129,7 @@ def verdict_phrase(c, fmt):
     shown = fmt(abs(c["gap"]))
     # A gap that rounds to zero has no side to name: "低 0.000" would read a direction into nothing.
     size = f"差 {shown}" if not shown.strip("0.") else f"{'高' if c['gap'] > 0 else '低'} {shown}"
-    times = f"基线种子带 {fmt(c['band'])} 的 {num(c['times'], 1)} 倍" if c["band"] else f"基线种子带 {fmt(c['band'])}"
+    times = f"基线种子带 {fmt(c['band'])} 的{times_text(c['times'])}" if c["band"] else f"基线种子带 {fmt(c['band'])}"
     if c["rule"] == "one_seed":
         head = f"只有 1 个种子，{size}，是{times}"
         if c["measured"]:
@@ -133,6 +142,28 @@ def verdict_phrase(c, fmt):
     return f"{seeds_phrase(c['pairs'])}配对，方向一致但平均只{size}，没有超出基线种子带 {fmt(c['band'])}：分不出高下"
 
 
+def verdict_brief(c, fmt):
+    """verdict_phrase in a few words, for a page that has stated the rule once and reads many pairs.
+    verdict_brief(compare({0: 5.0, 1: 5.1}, {0: 5.5, 1: 5.6}, 0.1), lambda x: f"{x:.2f}")
+      -> '高 0.50（2 个种子，每一对都高，5.0 个带宽：测到）'
+    """
+    if c["rule"] == "none":
+        return f"{seeds_phrase(c['pairs'])}，没有可比的种子带"
+    shown = fmt(abs(c["gap"]))
+    side = "高" if c["gap"] > 0 else "低"
+    size = f"差 {shown}" if not shown.strip("0.") else f"{side} {shown}"
+    bands = times_text(c["times"]).strip().replace("倍", "个带宽")
+    if c["rule"] == "paired" and not c["same_sign"]:
+        return f"平均{size}（{seeds_phrase(c['pairs'])}，有的高有的低：分不出）"
+    agree = f"，每一对都{side}" if c["pairs"] > 1 and c["same_sign"] else ""
+    return f"{size}（{seeds_phrase(c['pairs'])}{agree}，{bands}：{'测到' if c['measured'] else '分不出'}）"
+
+
 def verdict(c, digits=3):
     """verdict_phrase with losses shown to `digits` decimals: how the lessons' fact modules say it."""
     return verdict_phrase(c, lambda x: num(x, digits))
+
+
+def brief(c, digits=3):
+    """verdict_brief with losses shown to `digits` decimals."""
+    return verdict_brief(c, lambda x: num(x, digits))

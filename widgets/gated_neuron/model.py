@@ -301,7 +301,7 @@ def limit_note(task):
     if task == "graded":
         small = mse(task, "silu", SMALL_GATE, EXACT["graded"][1])
         return ("没有门（u 是常数）时，输出只看 g 一个数，g 相同的点输出一定相同。g 相同的点排成直线；过正方形中心 "
-                "(0.5, 0.5) 的任何一条直线上，pn 都不是常数。所以不管激活是什么、权重取多少，MSE 都到不了 0。"
+                "(0.5, 0.5) 的任何一条直线上，pn 都不是常数。所以在整个正方形上，不管激活是什么、权重取多少，误差都有一个到不了 0 的下限。"
                 "门过 σ、SiLU 或 GELU 也到不了 0：在 p = 0 和 n = 0 两条边上，目标处处是 0。σ 永远不是 0，"
                 "只能让 u 在两条边上都是 0，u 就处处是 0；SiLU、GELU 只在 0 处是 0，剩下的办法只有一路读 p、另一路读 n，"
                 "这时要 SiLU 或 GELU 在一段上和它的输入成正比，可它们在任何一段上都不是直线。SiLU、GELU 在 0 附近接近直线，"
@@ -327,8 +327,8 @@ def reason(task, activation, gate, up, is_exact):
         return "u 恒为 0：乘积处处是 0，输出全是 0。"
     if k == "ungated":
         if task == "graded":
-            return ("u 是常数，这是一个不带门的神经元，输出只看 g 一个数；g 相同、目标 pn 不同的点总是有的，"
-                    "所以换什么激活、取什么权重都到不了 0（证明在下面的答案里）。")
+            return ("u 是常数，这是一个不带门的神经元，输出只看 g 一个数；在整个正方形上（不只这 25 个点），"
+                    "g 相同、目标 pn 不同的点总是有的，所以换什么激活、取什么权重都有到不了 0 的误差（证明在下面的答案里）。")
         if monotone:
             what = "没有激活，输出就是 g 的倍数" if activation == "none" else prefix + " 不会打乱 g 的大小顺序"
             return "u 是常数，这是一个不带门的神经元。" + what + "：第一步证明了这样分不开四句评价，MSE 到不了 0。"
@@ -354,8 +354,10 @@ def view(params):
             rows[name] = {"g": num(s["g"], 2), "act": num(s["act"], 3), "u": num(s["u"], 2), "out": num(o, 3),
                           "data-exact": "true" if abs(o - y) < 1e-9 else "false"}
         poly = multilinear(found["out"])
+        # The pn coefficient is the point of the task: say it even when it is 0.
         poly_text = ("在这四句上，输出可以写成 ŷ = " + linear_text(poly[1:], ("p", "n", "pn"), poly[0])
-                     + "（p、n 只取 0 和 1，任何输出都能这样写）；目标是 p + n − 2pn。")
+                     + "（p、n 只取 0 和 1 时，任何输出都能写成 α + βp + γn + δ·pn）；这组读数的 pn 系数 δ 是 "
+                     + short(round(poly[3], 9) + 0.0) + "，目标 p + n − 2pn 的是 −2。")
     else:
         for i in range(len(GRID)):
             row = {}
@@ -383,7 +385,9 @@ def view(params):
         "limit-note": limit_note(task),
         "button-note": ((unit_name(activation, [1.0, 0.0, 0.0]) + "在这个任务上没有精确解，按钮不可用；门的激活换成 "
                          + exact_names(task) + " 再按。") if exact is None
-                        else "按下去：把六个滑块设成这个激活的一组精确解。"),
+                        else "按下去：把六个滑块设成这个激活的一组精确解" + (
+                            "。这组解要让上投影也读 p、n：按下去，它就不再是不带门的神经元（第二步）。"
+                            if kind(up) == "ungated" else "。")),
     }
     for r_name, w in (("gate", gate), ("up", up)):
         for i, r in enumerate(READINGS):

@@ -1,14 +1,14 @@
 # %% exercise
-# title: 一个门控神经元分开四句评价
+# title: 一个门控神经元认出差评
 # time_limit: 3
 
 # %% task
-# ③ 第一步证明了：一个 ReLU 神经元 $w \cdot \mathrm{ReLU}(a p + b n + c)$ 分不开四句评价。现在换成**两个线性读数相乘**：
+# ③ 的乘积让「好吃」「不难吃」输出 1。这次反过来：让**差评**「不好吃」「难吃」输出 1，好评输出 0，也就是目标 $1 - (p + n - 2pn)$。一个单调激活的神经元同样做不到（第一步的论证换个方向照样成立）；用**两个线性读数相乘**：
 #
 # - `gate(p, n)`：门这一路的读数，形如 $a_g p + b_g n + c_g$；
 # - `up(p, n)`：另一路的读数，形如 $a_u p + b_u n + c_u$。
 #
-# 选好这 6 个数，让 `gate(p, n) * up(p, n)` 在四句评价上都等于目标：{% for name, p, n, y in model("gated-neuron").REVIEWS %}「{{ name }}」$(p, n) = ({{ p }}, {{ n }})$ 目标 {{ y }}{{ "；" if not loop.last else "。" }}{% endfor %}两个函数都必须是**线性读数**（检查会在 0、1 以外的点上核对这一点），不许用 `if`、`abs`、`max` 之类绕开。
+# 选好这 6 个数，让 `gate(p, n) * up(p, n)` 在四句评价上都等于新目标：{% for name, p, n, y in model("gated-neuron").REVIEWS %}「{{ name }}」$(p, n) = ({{ p }}, {{ n }})$ 目标 {{ 1 - y }}{{ "；" if not loop.last else "。" }}{% endfor %}两个函数都必须是**线性读数**（检查会在 0、1 以外的点上核对这一点），不许用 `if`、`abs`、`max` 之类绕开。
 
 # %% starter
 def gate(p, n):
@@ -24,11 +24,11 @@ for p, n in [(1, 0), (1, 1), (0, 0), (0, 1)]:
 
 # %% answer
 def gate(p, n):
-    return 1.0 * p - 1.0 * n
+    return 1.0 - p - n
 
 
 def up(p, n):
-    return 1.0 * p - 1.0 * n
+    return 1.0 - p - n
 
 
 for p, n in [(1, 0), (1, 1), (0, 0), (0, 1)]:
@@ -37,7 +37,7 @@ for p, n in [(1, 0), (1, 1), (0, 0), (0, 1)]:
 # %% cases
 reviews = model("gated-neuron").REVIEWS
 cases = [["review", name, p, n] for name, p, n, _ in reviews] + [["linear", "gate"], ["linear", "up"]]
-expected = [float(y) for _, _, _, y in reviews] + [True, True]
+expected = [float(1 - y) for _, _, _, y in reviews] + [True, True]  # the bad reviews are 1 this time
 
 
 def unseen(rng):
@@ -78,11 +78,10 @@ def show(case):
 
 
 # %% hint
-# 目标是 $p + n - 2pn$。把 $(a_g p + b_g n + c_g)(a_u p + b_u n + c_u)$ 展开，会出现 $p^2$、$n^2$、$pn$ 这几项。
+# 新目标是 $1 - p - n + 2pn$。把 $(a_g p + b_g n + c_g)(a_u p + b_u n + c_u)$ 展开，会出现 $p^2$、$n^2$、$pn$ 这几项。
 
 # %% hint
-# $p$、$n$ 只取 0 和 1，所以 $p^2 = p$、$n^2 = n$。试试两路都取同一个读数：$(p - n)^2$ 展开是多少？
+# $p$、$n$ 只取 0 和 1，所以 $p^2 = p$、$n^2 = n$。③ 里两路都读 $p - n$ 时，$(p - n)^2$ 正是原来的目标；这次试试两路读同一个带常数项的读数。
 
 # %% hint
-# {%- set gn = model("gated-neuron") %}
-# 两路都读 $p - n$ 就行：$(p - n)^2 = p + n - 2pn$。组件里「精确解」给的是另一组：门读 $p + n$、另一路读 $2 - p - n$，它们的乘积在四句评价上也一样。
+# 两路都读 $1 - p - n$ 就行：$(1 - p - n)^2 = 1 - 2p - 2n + p^2 + n^2 + 2pn = 1 - p - n + 2pn$。两路读同一个数，就是 ④ 第 4 步说的「完全对齐」。
