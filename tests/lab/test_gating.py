@@ -106,6 +106,37 @@ def test_the_export_validates_and_holds_every_run(tiny):
     assert str(tiny) not in json.dumps(doc)  # no path of this machine: the corpus by name
 
 
+def test_the_ranges_read_window_by_window_equal_all_entries_at_once():
+    """ffn_ranges gathers its statistics window by window; they are those of every entry at once."""
+    torch.manual_seed(1)
+    model = GPT(make_config(vocab_size=50, block_size=8, **variant_overrides("bilinear_ffn"))).eval()
+    val = torch.randint(0, 50, (150,))
+    segments = [(0, 61), (61, 150)]  # two books: windows stop at the border
+    share, limits = 0.003, {"lo": 0.5, "hi": 2.0}
+    rows = gating.ffn_ranges(model, val, limits, share=share, digits=12, segments=segments)
+    inputs = {i: [] for i in range(len(model.blocks))}
+    hooks = [b.ffn.register_forward_pre_hook(lambda m, a, i=i: inputs[i].append(a[0][0].float()))
+             for i, b in enumerate(model.blocks)]
+    with torch.no_grad():
+        for first, end in segments:
+            for s in range(first, end, 8):
+                model(val[s:min(s + 8, end)][None])
+    for h in hooks:
+        h.remove()
+    for i, b in enumerate(model.blocks):
+        with torch.no_grad():
+            r = gating.ffn_readings(b.ffn, torch.cat(inputs[i]))
+        assert rows[i]["tokens"] == 150
+        for name, v in r.items():
+            a = v.abs().flatten()
+            k = max(1, int(round(a.numel() * share)))
+            assert rows[i][name] == pytest.approx({"max_abs": a.max().item(), "max": v.max().item(), "min": v.min().item(),
+                                                   "top_abs": a.topk(k).values[-1].item()}, rel=1e-9), (i, name)
+        for lim_name, lim in limits.items():
+            assert rows[i]["clamped_share"][lim_name]["gate"] == pytest.approx((r["gate"] > lim).double().mean().item())
+            assert rows[i]["clamped_share"][lim_name]["up"] == pytest.approx((r["up"].abs() > lim).double().mean().item())
+
+
 def test_a_broken_export_names_the_key(tiny):
     doc = json.loads((tiny / "export" / "gating.json").read_text(encoding="utf-8"))
     doc["runs"][1]["ffn_params_per_layer"] += 1
