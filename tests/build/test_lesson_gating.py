@@ -50,7 +50,7 @@ def test_one_product_splits_the_reviews_and_one_relu_cannot(site_dir):
     sig = gn.mse("reviews", "sigmoid", exact["gate"], exact["up"])
     near = gn.mse("reviews", "sigmoid", *gn.SIGMOID_NEAR)
     assert sig > 0.1 and f"MSE 是 {sig:.3f}" in text and f"时是 {gn.mse_text(near)}），但永远到不了 0" in text
-    for exercise in ("one-gated-neuron", "swiglu", "llama-width"):
+    for exercise in ("one-gated-neuron", "swiglu", "plain-width"):
         assert f'data-exercise="c4/l4/{exercise}"' in html
     for gone in ("它们只在负的一侧不同", "回答第二件", "ReLU 只会保持大小顺序"):
         assert gone not in text

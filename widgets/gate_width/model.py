@@ -53,6 +53,12 @@ def rounded_up(h, m):
     return m * ((h + m - 1) // m)
 
 
+def two_matrix_width(d_ff):
+    """The width of a two-matrix FFN with the weights of a SwiGLU of width d_ff: 3 * d * d_ff / (2d).
+    two_matrix_width(17408) -> 26112.0"""
+    return 3 * d_ff / 2
+
+
 def swiglu_weights(d, d_ff):
     """Gate, up and down: three d x d_ff matrices. swiglu_weights(4096, 11008) -> 135266304"""
     return 3 * d * d_ff
