@@ -76,6 +76,7 @@ def test_a_gap_far_inside_the_band_is_not_said_as_zero_bands():
     said = seeds.verdict(seeds.compare({0: 5.0}, {0: 4.988}, 0.385))
     assert "是基线种子带 0.385 的不到 0.1 倍" in said and "0.0 倍" not in said
     assert seeds.times_text(0.05) == " 0.1 倍" and seeds.times_text(2.04) == " 2.0 倍"
+    assert seeds.times_text(0.97) == " 0.97 倍" and seeds.times_text(1.04) == " 1.04 倍"
 
 
 def test_the_brief_reading_says_the_same_verdict():

@@ -113,9 +113,12 @@ def seeds_phrase(n):
 
 def times_text(times):
     """A gap in bands after 的, one decimal; below 0.05 it would print a bare "0.0", which reads as no gap.
-    times_text(2.04) -> ' 2.0 倍'; times_text(0.032) -> '不到 0.1 倍'
+    times_text(2.04) -> ' 2.0 倍'; times_text(0.032) -> '不到 0.1 倍'; times_text(0.97) -> ' 0.97 倍'
     """
-    return "不到 0.1 倍" if times < 0.05 else f" {num(times, 1)} 倍"
+    if times < 0.05:
+        return "不到 0.1 倍"
+    # Near the paired rule's threshold one decimal would print "1.0" on both sides of it.
+    return f" {num(times, 2 if 0.95 <= times < 1.05 else 1)} 倍"
 
 
 def verdict_phrase(c, fmt):
