@@ -4,8 +4,7 @@
 
 # %% task
 # {%- set a = facts.anchor %}
-# {%- set gw = model("gate-width") %}
-# ④ 第 3 步说 {{ a.name }} 的 FFN「比参数对齐的宽度宽得多」。反过来算：把门控版的权重原样交给第 1 课那种两矩阵的 FFN，它的中间维能有多宽？写 `two_matrix_width(d_ff)`：门控版有三个 $d \times d_{ff}$ 的矩阵，返回权重数相同的两矩阵版（$d \times w$ 和 $w \times d$）的中间维 $w$。写对了，`two_matrix_width({{ a.d_ff }})` 得到 {{ gw.two_matrix_width(a.d_ff) | num(0) }}，是 {{ a.name }} 的 $d = {{ a.d | num | replace(",", "{,}") }}$ 的 {{ (gw.two_matrix_width(a.d_ff) / a.d) | num(1) }} 倍，比第 1 课的 $4d$ 还宽。检查还会换别的 $d_{ff}$。
+# ④ 第 3 步说 {{ a.name }} 的 FFN「比参数对齐的宽度宽得多」。反过来算：把门控版的权重原样交给第 1 课那种两矩阵的 FFN，它的中间维能有多宽？写 `two_matrix_width(d_ff)`：门控版有三个 $d \times d_{ff}$ 的矩阵，返回权重数相同的两矩阵版（$d \times w$ 和 $w \times d$）的中间维 $w$。写好以后算一算 {{ a.name }}（$d = {{ a.d | num | replace(",", "{,}") }}$，$d_{ff} = {{ a.d_ff | num | replace(",", "{,}") }}$）：换成两矩阵版，中间维是 $d$ 的几倍？比第 1 课的 $4d$ 宽还是窄？检查还会换别的 $d_{ff}$。
 
 # %% starter
 def two_matrix_width(d_ff):
