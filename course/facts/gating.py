@@ -183,7 +183,7 @@ def corpus_files(corpus):
 
 def check_seeds(extra, first):
     """seeds.json must add seeds to gating.json's runs: same corpus and training settings, variants
-    that gating.json trained in full, the same schedule."""
+    that gating.json trained in full, the same schedule, the same seeds for each of them."""
     where = "data/real-model/gating/seeds.json"
     if corpus_files(extra["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
         raise ValueError(f"{where}: its corpus is not gating.json's")
@@ -198,6 +198,11 @@ def check_seeds(extra, first):
         if r["name"] not in full or r["steps_trained"] != last:
             raise ValueError(f"{where}: seed_runs[{i}]: {r['name']} seed {r['seed']} is not a seed of a variant"
                              f" gating.json trained over its {last:,} steps")
+    # The table's SwiGLU row averages the seeds the variants pair with: every row must pair with the same ones.
+    have = {n: sorted(r["seed"] for r in extra["seed_runs"] if r["name"] == n) for n in sorted(full)}
+    if len({tuple(v) for v in have.values()}) > 1:
+        raise ValueError(f"{where}: every variant gating.json trained in full needs the same extra seeds, got {have}:"
+                         " train the missing ones (python -m lab gating ... extra_seeds=...)")
 
 
 def facts(data):

@@ -23,7 +23,9 @@ resumed) apart from seed 0's runs and measurements:
 
 reads out/gating.json, trains seeds 1 and 2 of each variant it trained in full (the whole schedule
 whatever the budget: the seeds protocol pairs each with the baseline's same seed, same batches),
-checks their data and settings against gating.json's, and writes out/seeds.json only.
+checks their data and settings against gating.json's, and writes out/seeds.json only. It trains
+every full variant (a runs= that leaves one out is refused): the site pairs each table row with the
+same baseline seeds.
 """
 from __future__ import annotations
 
@@ -360,9 +362,13 @@ def run_seeds(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig,
     if common.corpus_shas(meta["corpus"]) != common.corpus_shas(card["corpus"]):
         raise SystemExit(f"extra_seeds: the work dir's corpus is not {first_path}'s")
     steps = first["runs"][0]["steps_trained"]
-    names = [r["name"] for r in first["runs"][1:] if r["steps_trained"] == steps and r["name"] in selected(cfg)]
-    if not names:
+    full = [r["name"] for r in first["runs"][1:] if r["steps_trained"] == steps]
+    if not full:
         raise SystemExit(f"extra_seeds: {first_path} has no variant trained over the whole schedule")
+    names = [n for n in full if n in selected(cfg)]
+    if names != full:  # the site pairs every row with the same baseline seeds (course/facts/gating.py)
+        raise SystemExit(f"extra_seeds: seeds.json needs these seeds of every variant {first_path} trained in full"
+                         f" ({', '.join(full)}); runs= leaves out {', '.join(n for n in full if n not in names)}")
     try:  # before training: a run with other settings would pair with nothing
         same_as_card(asdict(base), card["configs"]["train"])
     except ValueError as e:

@@ -39,6 +39,12 @@ def test_one_product_splits_the_reviews_and_one_relu_cannot(site_dir):
     start = gn.mse("reviews", "relu", gn.PARAMS["gate"], one)
     best = gn.best_ungated("reviews", "relu")["mse"]
     assert best == 0.25 and f"默认的读数下 MSE 是 {start:.3f}" in text and f"最好也只有 {best:.3f}" in text
+    # the question comes before the widget, its answer after it
+    assert html.index("MSE 最低能到多少") < html.index('data-widget="gated-neuron"') < html.index(f"最好也只有 {best:.3f}")
+    # the tip's two settings reach that best: all four alike (bias only), and three right with p's weight at the best's
+    assert gn.mse("reviews", "relu", [0.0, 0.0, 1.0], one) == best
+    three = gn.steps("reviews", "relu", [gn.best_ungated("reviews", "relu")["gate"][0], 1.0, 0.0], one)
+    assert [s["m"] > 0 for s in three] == [False, False, False, True]
     gelu = gn.fit("reviews", "gelu", gn.FAR_GATE, one)
     silu = gn.mse("reviews", "silu", gn.FAR_GATE, one)
     assert gelu["mse"] < 1e-5 and f"MSE 降到 {gn.mse_text(gelu['mse'])}（SiLU 是 {gn.mse_text(silu)}）" in text

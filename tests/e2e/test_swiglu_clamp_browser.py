@@ -1,6 +1,6 @@
 """swiglu-clamp in Chromium, in the authors' gallery: the first state is the model's (with the configs'
-clamps from the course's facts); the x slider, the clamp radios, the y = x checkbox and the y slider work
-from the keyboard and answer as the model computes (fp16 overflows at x = 300, a clamp caps the product),
+clamps from the course's facts); the g slider, the clamp radios, the u = g checkbox and the u slider work
+from the keyboard and answer as the model computes (fp16 overflows at g = 300, a clamp caps the product),
 screen readers hear it, it fits a 375 px phone in both palettes with no serious axe-core violation, and it
 reads whole without JavaScript."""
 
@@ -34,36 +34,36 @@ def wait_out(page, key, want):
 def test_sliders_clamps_and_tie_answer_from_the_model(browser, served_site):
     context, page = open_live_widget(browser, served_site[1] + GALLERY, "swiglu-clamp")
     first = model.view(PARAMS)
-    assert out(page, "product") == first["out"]["product"] == "99.9955" and over(page, "fp16") == "false"
+    assert out(page, "product") == first["out"]["product"] == "400.00" and over(page, "fp16") == "false"
     assert page.get_attribute(f'{W} [data-line="plain"]', "points") == first["chart"]["plain"]
-    assert page.is_disabled(f'{W} input[name="y"]')  # y = x to start with
+    assert page.is_disabled(f'{W} input[name="u"]')  # u = g to start with
 
-    page.focus(f'{W} input[name="x"]')
+    page.focus(f'{W} input[name="g"]')
     stops = first["stops"]
-    for _ in range(stops.index(300.0) - stops.index(10.0)):
-        page.keyboard.press("ArrowRight")  # 10 -> 20 -> ... -> 300: past fp16's edge near 256
-    big = model.view({**PARAMS, "x": 300.0})
+    for _ in range(stops.index(300.0) - stops.index(20.0)):
+        page.keyboard.press("ArrowRight")  # 20 -> 50 -> ... -> 300: past fp16's edge near 256
+    big = model.view({**PARAMS, "g": 300.0})
     wait_out(page, "product", big["out"]["product"])
     assert big["out"]["product"] == "90,000" and over(page, "fp16") == "true" and over(page, "bf16") == "false"
-    assert page.get_attribute(f'{W} input[name="x"]', "aria-valuetext") == "x = 300"
+    assert page.get_attribute(f'{W} input[name="g"]', "aria-valuetext") == "g = 300"
     page.wait_for_function(f"document.querySelector('{W} .cw-sr').textContent === {big['announce']!r}")
 
     page.focus(f'{W} input[name="sc-clamp"][value="none"]')
     page.keyboard.press("ArrowRight")  # none -> gpt-oss-120b's limit 7
-    capped = model.view({**PARAMS, "x": 300.0, "clamp": "gpt-oss"})
+    capped = model.view({**PARAMS, "g": 300.0, "clamp": "gpt-oss"})
     wait_out(page, "clamped", capped["out"]["clamped"])
     assert capped["out"]["clamped"] == "55.9996" and out(page, "clamp-range") == capped["out"]["clamp-range"]
     assert page.get_attribute(f'{W} [data-line="clamped"]', "points") == capped["chart"]["clamped"]
     assert page.get_attribute(f'{W} [data-dot="clamped"]', "visibility") == "visible"
 
     page.focus(f'{W} input[name="tied"]')
-    page.keyboard.press("Space")  # untie y from x
-    page.wait_for_function(f"!document.querySelector('{W} input[name=\"y\"]').disabled")
-    page.focus(f'{W} input[name="y"]')
-    page.keyboard.press("Home")  # y = -100
-    apart = model.view({**PARAMS, "x": 300.0, "y": -100.0, "tied": False, "clamp": "gpt-oss"})
+    page.keyboard.press("Space")  # untie u from g
+    page.wait_for_function(f"!document.querySelector('{W} input[name=\"u\"]').disabled")
+    page.focus(f'{W} input[name="u"]')
+    page.keyboard.press("Home")  # u = -100
+    apart = model.view({**PARAMS, "g": 300.0, "u": -100.0, "tied": False, "clamp": "gpt-oss"})
     wait_out(page, "product", apart["out"]["product"])
-    assert out(page, "y") == "−100" and out(page, "clamped") == apart["out"]["clamped"]
+    assert out(page, "u") == "−100" and out(page, "clamped") == apart["out"]["clamped"]
     page.wait_for_function(f"document.querySelector('{W} .cw-sr').textContent === {apart['announce']!r}")
     context.close()
 

@@ -184,3 +184,6 @@ def test_extra_seeds_refuse_other_training_settings(tmp_path):
     with pytest.raises(SystemExit, match=r"differ from .*'lr': \(0.001, 0.002\)"):
         main([*args, "extra_seeds=1", "lr=0.002"])
     assert not (tmp_path / "runs" / "relu_ffn-s1").exists()  # refused before training
+    with pytest.raises(SystemExit, match="runs= leaves out relu_ffn"):  # a partial seeds.json the site would refuse
+        main([*args, "extra_seeds=1", "runs=gelu_ffn"])
+    assert not (tmp_path / "runs" / "gelu_ffn-s1").exists()

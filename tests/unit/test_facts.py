@@ -150,13 +150,16 @@ def test_the_gating_lesson_takes_only_seeds_of_its_own_runs():
 
     data = load_data(ROOT / "data", ROOT)
     first = data[gating.KEY]
-    row = copy.deepcopy(next(r for r in first["runs"][1:] if r["steps_trained"] == first["runs"][0]["steps_trained"]))
-    row["seed"] = 9
-    extra = {"seed_runs": [row], "model_card": {"corpus": first["model_card"]["corpus"],
-                                                "configs": copy.deepcopy(first["model_card"]["configs"]),
-                                                "budget": {"new_runs_seconds": 0.0}}}
+    rows = [dict(copy.deepcopy(r), seed=9) for r in first["runs"][1:] if r["steps_trained"] == first["runs"][0]["steps_trained"]]
+    extra = {"seed_runs": rows, "model_card": {"corpus": first["model_card"]["corpus"],
+                                               "configs": copy.deepcopy(first["model_card"]["configs"]),
+                                               "budget": {"new_runs_seconds": 0.0}}}
     data[gating.SEEDS] = extra
-    assert 9 in gating.facts(data)["gating"]["seeds_of"][row["name"]]
+    assert len(rows) > 1 and all(9 in gating.facts(data)["gating"]["seeds_of"][r["name"]] for r in rows)
+    partial = copy.deepcopy(data)  # one variant's seed 9 alone: the SwiGLU row could not pair with every row
+    partial[gating.SEEDS]["seed_runs"] = rows[:1]
+    with pytest.raises(ValueError, match="every variant gating.json trained in full needs the same extra seeds"):
+        gating.facts(partial)
     bad = copy.deepcopy(data)
     bad[gating.SEEDS]["model_card"]["configs"]["train"]["lr"] *= 2
     with pytest.raises(ValueError, match=r"seeds.json: model_card.configs.train differs from gating.json's in \['lr'\]"):

@@ -78,8 +78,8 @@ GRID = {  # model -> params to compare (the default first)
                       {"data": {"every": 10, "unigram": 7.0, "bigram": 5.5, "full_steps": 400, "series": [
                           {"name": "a", "label": "甲", "seed": 1, "steps": 400, "values": [7.62] + [7.0] * 28 + [6.9] * 11},
                           {"name": "b", "label": "乙", "seed": 0, "steps": 100, "values": [6.5] * 10}]}, "window": "full"}],
-    "swiglu-clamp": [{}, {"x": 300.0, "clamp": "gpt-oss"}, {"x": 2e19, "clamp": "deepseek-v4"},
-                     {"tied": False, "x": -5.0, "y": 1e20}, {"tied": False, "x": 7.0, "y": 0.0, "clamp": "gpt-oss"}],
+    "swiglu-clamp": [{}, {"g": 300.0, "clamp": "gpt-oss"}, {"g": 2e19, "clamp": "deepseek-v4"},
+                     {"tied": False, "g": -5.0, "u": 1e20}, {"tied": False, "g": 7.0, "u": 0.0, "clamp": "gpt-oss"}],
 }
 
 

@@ -110,25 +110,29 @@ def test_act_min_is_silus_minimum():
 
 def test_views_the_lesson_can_quote(params):
     first = model.view(params)
-    assert (first["out"]["x"], first["out"]["silu"], first["out"]["product"]) == ("10", "9.9995", "99.9955")
+    assert (first["out"]["g"], first["out"]["silu"], first["out"]["product"]) == ("20", "20.0000", "400.00")
+    # no clamp's cap: the opening state must not look clamped (99.9955 is DeepSeek-V4's cap)
+    assert first["out"]["product"] not in [model.clamp_text(model.clamped_max(f["limit"], f["alpha"], f["linear_bias"]))
+                                           for f in first["params"]["clamps"]]
+    assert model.view({**params, "g": 10.0})["out"]["product"] == "99.9955"
     assert first["rows"]["fmt-fp16"]["data-over"] == "false" and first["out"]["clamped"] == "—（先选一种截断）"
     assert first["thresholds"] == {"fp16": "255.94", "bf16": "1.84 × 10¹⁹"}
     assert [c["label"] for c in first["choices"]] == ["不截断", "gpt-oss-120b（7）", "DeepSeek-V4（10）"]
-    big = model.view({**params, "x": 300.0, "clamp": "gpt-oss"})
+    big = model.view({**params, "g": 300.0, "clamp": "gpt-oss"})
     assert big["out"]["product"] == "90,000" and big["rows"]["fmt-fp16"] == {"verdict": "超过了：在这种格式里变成 inf（溢出）", "data-over": "true"}
     assert big["rows"]["fmt-bf16"]["data-over"] == "false" and big["out"]["clamped"] == "55.9996"
     assert big["out"]["clamp-range"] == "截断后乘积只能落在 [−41.9997, 55.9996]，最大 55.9996，离 fp16 的 65,504 还远。"
-    assert big["announce"] == "x = 300，y = 300：SiLU(x) · y = 90,000；fp16 溢出，bf16 装得下；gpt-oss-120b 截断后 = 55.9996。"
-    huge = model.view({**params, "x": 2e19, "clamp": "deepseek-v4"})
+    assert big["announce"] == "g = 300，u = 300：SiLU(g) · u = 90,000；fp16 溢出，bf16 装得下；gpt-oss-120b 截断后 = 55.9996。"
+    huge = model.view({**params, "g": 2e19, "clamp": "deepseek-v4"})
     assert huge["rows"]["fmt-bf16"]["data-over"] == "true" and huge["out"]["clamped"] == "99.9955"
-    assert huge["out"]["x-note"].startswith("x 本身就超过了 fp16")
-    apart = model.view({**params, "tied": False, "x": -5.0, "y": 1e20})
-    assert apart["params"]["y"] == 1e20 and apart["out"]["product"] == "−3.346 × 10¹⁸" and not apart["marker"]["show"]
-    assert apart["stops"][apart["y_index"]] == 1e20 and apart["stops"][apart["x_index"]] == -5.0
+    assert huge["out"]["g-note"].startswith("g 本身就超过了 fp16")
+    apart = model.view({**params, "tied": False, "g": -5.0, "u": 1e20})
+    assert apart["params"]["u"] == 1e20 and apart["out"]["product"] == "−3.346 × 10¹⁸" and not apart["marker"]["show"]
+    assert apart["stops"][apart["u_index"]] == 1e20 and apart["stops"][apart["g_index"]] == -5.0
 
 
 def test_the_chart_stays_in_its_frame(params):
-    for extra in ({}, {"clamp": "gpt-oss"}, {"tied": False, "y": 0.0, "clamp": "deepseek-v4"}, {"tied": False, "y": -1e20}):
+    for extra in ({}, {"clamp": "gpt-oss"}, {"tied": False, "u": 0.0, "clamp": "deepseek-v4"}, {"tied": False, "u": -1e20}):
         c = model.view({**params, **extra})["chart"]
         for line in ("plain", "clamped"):
             points = [tuple(map(float, p.split(","))) for p in c[line].split()] if c[line] else []
@@ -141,10 +145,10 @@ def test_the_chart_stays_in_its_frame(params):
 
 def test_first_state_is_in_the_html_and_bad_params_fail(facts, params):
     html = str(Renderer({"num": model.num})("swiglu-clamp", clamps=facts["clamps"]["forms"]))
-    assert 'data-widget="swiglu-clamp"' in html and 'data-out="product">99.9955<' in html
-    assert 'value="none" checked' in html and 'name="y"' in html and "disabled" in html
+    assert 'data-widget="swiglu-clamp"' in html and 'data-out="product">400.00<' in html
+    assert 'value="none" checked' in html and 'name="u"' in html and "disabled" in html
     assert "(2 − 2⁻¹⁰)·2¹⁵ = 65,504" in html and "(2 − 2⁻⁷)·2¹²⁷ = 3.39 × 10³⁸" in html
-    for bad in ({"clamps": None}, {"clamp": "nope"}, {"x": float("nan")}, {"x": 1e21}, {"tied": False, "y": float("inf")},
+    for bad in ({"clamps": None}, {"clamp": "nope"}, {"g": float("nan")}, {"g": 1e21}, {"tied": False, "u": float("inf")},
                 {"clamps": [dict(facts["clamps"]["forms"][0], gate_clamp="both")]}):
         with pytest.raises(ValueError):
             model.view({**params, **bad})

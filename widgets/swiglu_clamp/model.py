@@ -1,14 +1,16 @@
-"""swiglu-clamp: SiLU(x) * y has no upper bound; where fp16 and bf16 run out, and what a clamp keeps.
+"""swiglu-clamp: SiLU(g) * u has no upper bound; where fp16 and bf16 run out, and what a clamp keeps.
 
-SwiGLU multiplies a gate SiLU(x) = x * sigmoid(x) by a linear branch y. For large x, SiLU(x) ~ x,
-so with y = x the product grows like x^2: it passes fp16's largest number near x = 256 and
-bf16's near x = 1.8e19. The formats' largest numbers are worked out from their bits (5 exponent
-and 10 mantissa bits for fp16, 8 and 7 for bf16): (2 - 2^-m) * 2^bias. The configs' clamps
-(data/frontier-models.json, passed in as `clamps`) cap the gate from above, gate <= limit, and
-clamp the linear branch to [-limit, limit]; gpt-oss also gates with g * sigmoid(1.702 g) and adds
-1 to the linear branch. A clamped product stays within the corners of that box, computed here.
-The student moves x and y (or ties y = x) and picks a clamp; a log-log chart shows |product|
-over x > 0 against the two formats' limits.
+SwiGLU multiplies a gate SiLU(g) = g * sigmoid(g) of the gate's reading g by the up projection's
+reading u (the lesson's names). For large g, SiLU(g) ~ g, so with u = g the product grows like g^2:
+it passes fp16's largest number near g = 256 and bf16's near g = 1.8e19. The formats' largest
+numbers are worked out from their bits (5 exponent and 10 mantissa bits for fp16, 8 and 7 for
+bf16): (2 - 2^-m) * 2^bias. The configs' clamps (data/frontier-models.json, passed in as `clamps`)
+cap the gate from above, g <= limit, and clamp the up reading to [-limit, limit]; gpt-oss also
+gates with g * sigmoid(1.702 g) and adds 1 to the up reading. A clamped product stays within the
+corners of that box, computed here.
+The student moves g and u (or ties u = g) and picks a clamp; a log-log chart shows |product|
+over g > 0 against the two formats' limits. It opens at g = u = 20, no clamp: a value no clamp
+produces, so the page does not look clamped before the student picks one.
 Standard library only, in the subset MicroPython shares with CPython (no f-strings).
 """
 import math
@@ -16,14 +18,14 @@ import math
 from logchart import superscript, tenths
 from numfmt import num, sci
 
-PARAMS = {"x": 10.0, "y": 10.0, "tied": True, "clamp": "none", "clamps": None}
+PARAMS = {"g": 20.0, "u": 20.0, "tied": True, "clamp": "none", "clamps": None}
 FORMATS = (("fp16", 5, 10), ("bf16", 8, 7))  # (name, exponent bits, mantissa bits)
 # The sliders' stops: 1-2-5 near the clamps and fp16's edge, then powers of ten out to bf16's.
 STOPS = (-100.0, -20.0, -10.0, -5.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0,
          200.0, 300.0, 500.0, 1e3, 1e4, 1e5, 1e6, 1e8, 1e10, 1e12, 1e14, 1e16, 1e18, 1e19, 2e19, 1e20)
-X_LIMIT = 1e20
+INPUT_LIMIT = 1e20
 CHART = {"w": 600, "h": 220, "x_lo": -1, "x_hi": 20, "y_lo": -3, "y_hi": 40}  # log10 ranges of the axes
-SAMPLES = 84  # chart points over x_lo..x_hi (a quarter decade each)
+SAMPLES = 84  # chart points over x_lo..x_hi, a quarter decade each (the chart's x axis is g)
 
 
 def sigmoid(u):
@@ -44,9 +46,9 @@ def silu(x):
     return act(x, 1.0)
 
 
-def product(x, y):
-    """SwiGLU's product with no clamp: SiLU(x) * y."""
-    return silu(x) * y
+def product(g, u):
+    """SwiGLU's product with no clamp: SiLU(g) * u."""
+    return silu(g) * u
 
 
 def float_max(exponent_bits, mantissa_bits):
@@ -114,7 +116,7 @@ def act_min(alpha=1.0):
 
 def clamp_range(limit, alpha=1.0, bias=0.0):
     """(lowest, highest) a clamped product can take: the gate act(min(g, limit)) spans
-    [act_min, act(limit)], the linear branch clamp(y, -limit, limit) + bias spans [-limit + bias,
+    [act_min, act(limit)], the up reading clamp(u, -limit, limit) + bias spans [-limit + bias,
     limit + bias]; a product of two intervals has its extremes at their corners."""
     gates = (act_min(alpha), act(limit, alpha))
     linears = (-limit + bias, limit + bias)
@@ -128,17 +130,17 @@ def clamped_max(limit, alpha=1.0, bias=0.0):
     return clamp_range(limit, alpha, bias)[1]
 
 
-def clamped(x, y, form):
-    """The config's clamped SwiGLU: act(min(x, limit)) * (clamp(y, -limit, limit) + bias)."""
+def clamped(g, u, form):
+    """The config's clamped SwiGLU: act(min(g, limit)) * (clamp(u, -limit, limit) + bias)."""
     limit = form["limit"]
-    gate = min(x, limit)
-    linear = max(-limit, min(limit, y)) + form["linear_bias"]
+    gate = min(g, limit)
+    linear = max(-limit, min(limit, u)) + form["linear_bias"]
     return {"gate_in": gate, "gate": act(gate, form["alpha"]), "linear": linear,
             "value": act(gate, form["alpha"]) * linear}
 
 
 def check(params):
-    """(x, y, tied, clamp key, forms) as numbers, or ValueError with what is wrong."""
+    """(g, u, tied, clamp key, forms) as numbers, or ValueError with what is wrong."""
     if params.get("clamps") is None:
         raise ValueError('swiglu-clamp needs clamps from data/, e.g. widget("swiglu-clamp", clamps=facts.clamps.forms)')
     forms = []
@@ -149,16 +151,16 @@ def check(params):
         if not (limit > 0 and alpha > 0 and abs(bias) < limit):
             raise ValueError("a clamp needs limit > 0, alpha > 0 and |bias| < limit, got " + repr(f))
         forms.append({"key": str(f["key"]), "name": str(f["name"]), "limit": limit, "alpha": alpha, "linear_bias": bias})
-    x, y = float(params["x"]) + 0.0, float(params["y"]) + 0.0
-    if not (abs(x) <= X_LIMIT and abs(y) <= X_LIMIT):
-        raise ValueError("x and y must be within ±1e20, got " + repr(params["x"]) + ", " + repr(params["y"]))
+    g, u = float(params["g"]) + 0.0, float(params["u"]) + 0.0
+    if not (abs(g) <= INPUT_LIMIT and abs(u) <= INPUT_LIMIT):
+        raise ValueError("g and u must be within ±1e20, got " + repr(params["g"]) + ", " + repr(params["u"]))
     tied = bool(params["tied"])
     if tied:
-        y = x
+        u = g
     key = params["clamp"]
     if key != "none" and key not in [f["key"] for f in forms]:
         raise ValueError("clamp must be 'none' or one of " + ", ".join([f["key"] for f in forms]) + ", got " + repr(key))
-    return x, y, tied, key, forms
+    return g, u, tied, key, forms
 
 
 def value_text(v):
@@ -180,10 +182,10 @@ def clamp_text(v):
     return num(v, 4)
 
 
-def stops_for(x, y, forms):
+def stops_for(g, u, forms):
     """The sliders' stops with the clamps' limits and the current values, each once, ascending."""
     values = list(STOPS)
-    for v in [f["limit"] for f in forms] + [x, y]:
+    for v in [f["limit"] for f in forms] + [g, u]:
         if v not in values:
             values.append(v)
     values.sort()
@@ -204,21 +206,21 @@ def py(v):
     return c["h"] * (c["y_hi"] - lv) / (c["y_hi"] - c["y_lo"])
 
 
-def chart(y, tied, form):
-    """|product| over x > 0 on log-log axes, unclamped and (with a form) clamped, as SVG points."""
+def chart(u, tied, form):
+    """|product| over g > 0 on log-log axes, unclamped and (with a form) clamped, as SVG points."""
     c = CHART
     plain, capped = [], []
     for i in range(SAMPLES + 1):
         lx = c["x_lo"] + (c["x_hi"] - c["x_lo"]) * i / SAMPLES
-        x = 10.0 ** lx
-        yy = x if tied else y
-        plain.append(tenths(px(lx)) + "," + tenths(py(product(x, yy))))
+        g = 10.0 ** lx
+        uu = g if tied else u
+        plain.append(tenths(px(lx)) + "," + tenths(py(product(g, uu))))
         if form is not None:
-            capped.append(tenths(px(lx)) + "," + tenths(py(clamped(x, yy, form)["value"])))
+            capped.append(tenths(px(lx)) + "," + tenths(py(clamped(g, uu, form)["value"])))
     lines = []
     for name, e, m in FORMATS:
         lines.append({"name": name, "y": tenths(py(float_max(e, m))), "label": name + " 最大值"})
-    # x = 1 sits close to x = 0.1: on a phone, where the labels are drawn larger, it is left out
+    # g = 1 sits close to g = 0.1: on a phone, where the labels are drawn larger, it is left out
     x_ticks = [{"x": tenths(px(t)), "label": "1" if t == 0 else "10" + superscript(t), "crowded": t == 0}
                for t in (-1, 0, 5, 10, 15, 20)]
     y_ticks = [{"y": tenths(py(10.0 ** t)), "label": "1" if t == 0 else "10" + superscript(t)} for t in (0, 10, 20, 30, 40)]
@@ -231,19 +233,19 @@ def overflow_text(v, limit):
 
 
 def view(params):
-    x, y, tied, key, forms = check(params)
+    g, u, tied, key, forms = check(params)
     form = None
     for f in forms:
         if f["key"] == key:
             form = f
-    p = product(x, y)
-    # The current x on the chart (x > 0 only: the axis is log x); the clamped dot only with a clamp.
-    lx = math.log10(x) if x > 0 else CHART["x_lo"]
-    marker = {"show": x > 0, "x": tenths(px(lx)), "y": tenths(py(p)),
-              "cy": tenths(py(clamped(x, y, form)["value"] if form is not None else p)), "clamped": form is not None}
-    stops = stops_for(x, y, forms)
-    out = {"x": value_text(x), "y": value_text(y), "silu": value_text(silu(x)), "product": value_text(p),
-           "x-note": ("x 本身就超过了 fp16 的最大值：在 fp16 里 x 已经是 inf。" if abs(x) > fp16_max() else "")}
+    p = product(g, u)
+    # The current g on the chart (g > 0 only: the axis is log g); the clamped dot only with a clamp.
+    lx = math.log10(g) if g > 0 else CHART["x_lo"]
+    marker = {"show": g > 0, "x": tenths(px(lx)), "y": tenths(py(p)),
+              "cy": tenths(py(clamped(g, u, form)["value"] if form is not None else p)), "clamped": form is not None}
+    stops = stops_for(g, u, forms)
+    out = {"g": value_text(g), "u": value_text(u), "silu": value_text(silu(g)), "product": value_text(p),
+           "g-note": ("g 本身就超过了 fp16 的最大值：在 fp16 里 g 已经是 inf。" if abs(g) > fp16_max() else "")}
     formats, rows = [], {}
     for name, e, m in FORMATS:
         limit = float_max(e, m)
@@ -251,38 +253,38 @@ def view(params):
                         "max": value_text(limit) if limit < 1e6 else sci(limit, 3)})
         rows["fmt-" + name] = {"verdict": overflow_text(p, limit), "data-over": "true" if abs(p) > limit else "false"}
     if form is None:
-        out["clamp"] = "不截断：SiLU(x) · y 没有上界，x、y 越大乘积越大。"
+        out["clamp"] = "不截断：SiLU(g) · u 没有上界，g、u 越大乘积越大。"
         out["clamped"] = "—（先选一种截断）"
         out["clamp-range"] = ""
     else:
-        c = clamped(x, y, form)
+        c = clamped(g, u, form)
         lo, hi = clamp_range(form["limit"], form["alpha"], form["linear_bias"])
         gate_fn = "SiLU" if form["alpha"] == 1 else "g·σ(" + num(form["alpha"], 3) + "g)"
         plus = "" if form["linear_bias"] == 0 else " + " + value_text(form["linear_bias"])
-        out["clamp"] = (form["name"] + "：门控输入 min(x, " + value_text(form["limit"]) + ") = " + value_text(c["gate_in"])
-                        + "，过 " + gate_fn + " 得 " + value_text(c["gate"]) + "；线性一路 clamp(y, −" + value_text(form["limit"])
+        out["clamp"] = (form["name"] + "：门的读数 min(g, " + value_text(form["limit"]) + ") = " + value_text(c["gate_in"])
+                        + "，过 " + gate_fn + " 得 " + value_text(c["gate"]) + "；上投影的读数 clamp(u, −" + value_text(form["limit"])
                         + ", " + value_text(form["limit"]) + ")" + plus + " = " + value_text(c["linear"]) + "。"
                         + ("" if form["alpha"] == 1 and form["linear_bias"] == 0 else
-                           "它的门和另一路的 +" + value_text(form["linear_bias"]) + " 都和上面的 SiLU(x) · y 不同，"
+                           "它的门和上投影的 +" + value_text(form["linear_bias"]) + " 都和上面的 SiLU(g) · u 不同，"
                            "所以还没到截断值时，虚线也不和实线重合。"))
         out["clamped"] = clamp_text(c["value"])
         out["clamp-range"] = ("截断后乘积只能落在 [" + clamp_text(lo) + ", " + clamp_text(hi) + "]，最大 " + clamp_text(hi)
                               + "，离 fp16 的 " + num(fp16_max()) + " 还远。")
     return {
-        "params": {"x": x, "y": y, "tied": tied, "clamp": key, "clamps": forms},
+        "params": {"g": g, "u": u, "tied": tied, "clamp": key, "clamps": forms},
         "stops": stops,
-        "x_index": stops.index(x),
-        "y_index": stops.index(y),
+        "g_index": stops.index(g),
+        "u_index": stops.index(u),
         "choices": [{"value": "none", "label": "不截断", "checked": key == "none"}]
                    + [{"value": f["key"], "label": f["name"] + "（" + value_text(f["limit"]) + "）", "checked": key == f["key"]}
                       for f in forms],
         "formats": formats,
-        "chart": chart(y, tied, form),
+        "chart": chart(u, tied, form),
         "marker": marker,
         "thresholds": {"fp16": value_text(overflow_x_fp16()), "bf16": sci(overflow_x_bf16(), 3)},
         "out": out,
         "rows": rows,
-        "announce": ("x = " + out["x"] + "，y = " + out["y"] + "：SiLU(x) · y = " + out["product"]
+        "announce": ("g = " + out["g"] + "，u = " + out["u"] + "：SiLU(g) · u = " + out["product"]
                      + "；fp16 " + ("溢出" if abs(p) > fp16_max() else "装得下") + "，bf16 " + ("溢出" if abs(p) > bf16_max() else "装得下")
                      + ("" if form is None else "；" + form["name"] + " 截断后 = " + out["clamped"]) + "。"),
     }

@@ -1,27 +1,27 @@
-// swiglu-clamp: the x and y sliders pick stops the model listed (data-stops), the checkbox ties y to x,
+// swiglu-clamp: the g and u sliders pick stops the model listed (data-stops), the checkbox ties u to g,
 // the radios pick a clamp; model.py's view answers with the numbers and the chart's points, which this
 // writes in. Draws and listens only.
 export function mount(root, api) {
   const params = { ...api.params };
-  const x = root.querySelector('input[name="x"]');
-  const y = root.querySelector('input[name="y"]');
+  const g = root.querySelector('input[name="g"]');
+  const u = root.querySelector('input[name="u"]');
   const tied = root.querySelector('input[name="tied"]');
-  let stops = x.dataset.stops.split(" ").map(Number);
+  let stops = g.dataset.stops.split(" ").map(Number);
 
   function draw(state) {
     api.fill(state);
-    params.x = state.params.x;
-    params.y = state.params.y;
+    params.g = state.params.g;
+    params.u = state.params.u;
     params.tied = state.params.tied;
     params.clamp = state.params.clamp;
     stops = state.stops; // the clamps' limits and the current values are stops too
-    for (const [input, name, index] of [[x, "x", state.x_index], [y, "y", state.y_index]]) {
+    for (const [input, name, index] of [[g, "g", state.g_index], [u, "u", state.u_index]]) {
       input.max = String(stops.length - 1);
       input.value = String(index);
       input.setAttribute("aria-valuetext", `${name} = ${state.out[name]}`);
     }
-    y.disabled = state.params.tied;
-    x.dataset.stops = stops.join(" ");
+    u.disabled = state.params.tied;
+    g.dataset.stops = stops.join(" ");
     root.querySelector('[data-line="plain"]').setAttribute("points", state.chart.plain);
     root.querySelector('[data-line="clamped"]').setAttribute("points", state.chart.clamped);
     const m = state.marker;
@@ -40,7 +40,7 @@ export function mount(root, api) {
     if (speak) api.announce(state.announce);
   }
 
-  for (const [input, name] of [[x, "x"], [y, "y"]]) {
+  for (const [input, name] of [[g, "g"], [u, "u"]]) {
     input.addEventListener("input", () => refresh({ [name]: stops[Number(input.value)] }, false));
     input.addEventListener("change", () => refresh({ [name]: stops[Number(input.value)] }, true));
   }
