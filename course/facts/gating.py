@@ -74,6 +74,52 @@ def row(name, step, runs, seed_runs, ablation, only=None):
             "by_seed": losses}
 
 
+def slow_start(early, variants):
+    """Is every variant, and the linear FFN, measured below SwiGLU at this step (`early`: one loss)?"""
+    arms = [*variants, LINEAR]
+    return bool(variants) and all(f"{n}-baseline" in early and early[f"{n}-baseline"]["direction"] < 0 for n in arms)
+
+
+def lag(losses, seed):
+    """How far `seed`'s loss is above the worst of the other seeds (negative: it is not the worst)."""
+    rest = [v for sd, v in losses.items() if sd != seed]
+    return losses[seed] - max(rest) if rest else None
+
+
+def spread_facts(arms, steps, shared, runs, seed_runs, ablation):
+    """Each arm's own range over the seeds every arm ran (`shared`), per loss and step, and whether the
+    baseline's is the widest at every step on both losses: the band of non-baseline pairs is the
+    baseline's, which assumes the arms vary alike across seeds."""
+    spread = {n: {key: [seeds.band(v for sd, v in arm(n, st, key, runs, seed_runs, ablation).items() if sd in shared)
+                        for st in steps] for key in KEYS} for n in arms}
+    others = [n for n in arms if n != "baseline"]
+    widest = len(shared) > 1 and bool(others) and all(
+        spread["baseline"][key][i] is not None
+        and all(spread[n][key][i] is not None and spread[n][key][i] < spread["baseline"][key][i] for n in others)
+        for key in KEYS for i in range(len(steps)))
+    return {"seeds": sorted(shared), "by_arm": spread, "baseline_widest": widest,
+            "others_at_end": {key: [spread[n][key][-1] for n in others] for key in KEYS}}
+
+
+def crossings(end, narrow):
+    """The unmeasured pairs, every seed's gap of one sign, whose mean is past the band without the
+    baseline's widest seed: what choosing that band after seeing the results would have read."""
+    return [{"pair": p, "key": key, "gap": c["gap"], "narrow": narrow[key]}
+            for key in KEYS for p, c in end[key].items()
+            if p != "band" and not c["measured"] and c["same_sign"] and c["pairs"] > 1 and abs(c["gap"]) > narrow[key]]
+
+
+def tail_order(tails, gated, plain):
+    """Per layer, is the `gated` FFN's tail heavier than every `plain` one's: "heavier" in every layer,
+    "lighter" in every layer, or "mixed"; and whether SwiGLU's is the heaviest of all in every layer."""
+    heavier = [all(tails[gated][i] > tails[n][i] for n in plain) for i in range(len(tails[gated]))]
+    lighter = [all(tails[gated][i] < tails[n][i] for n in plain) for i in range(len(tails[gated]))]
+    heaviest = all(tails["baseline"][i] > max(t[i] for n, t in tails.items() if n != "baseline")
+                   for i in range(len(tails["baseline"])))
+    return {"bilinear": "heavier" if all(heavier) else "lighter" if all(lighter) else "mixed",
+            "swiglu_heaviest": heaviest}
+
+
 def range_facts(models, limits, fp16_max):
     """Per model, the largest hidden value over its layers against fp16's limit, per layer its
     maximum and tail (the maximum over the top 1-in-10^4 value: how far the largest entry stands out),
@@ -112,6 +158,12 @@ def gating_facts(data, extra, ablation, card):
     by_step = {s: compare_at(s, runs, seed_runs, ablation) for s in steps}
     base = variant(ablation, "baseline")
     band_seeds = {key: {s: seeds.history_by_seed(base, last, key)[s] for s in base["seeds"]} for key in KEYS}
+    band_without_widest = {key: seeds.band(sorted(v.values())[:-1]) for key, v in band_seeds.items()}
+    worst = max(band_seeds["val_loss"], key=band_seeds["val_loss"].get)
+    arms = full + ([LINEAR] if variant(ablation, LINEAR) else [])
+    shared = set.intersection(*[set(arm(n, last, "val_loss", runs, seed_runs, ablation)) for n in arms])
+    tails = {n: r["tail_by_layer"] for n, r in range_facts(data["ranges"]["models"], data["ranges"]["limits"],
+                                                           data["ranges"]["fp16_max"]).items()}
     tokens = last * tokens_per_step(data)
     epochs = tokens / card["split"]["train_tokens"] if card and "split" in card else None
     ranges = data["ranges"]
@@ -136,11 +188,19 @@ def gating_facts(data, extra, ablation, card):
                      for n in ORDER[1:] if n in runs},
         # The band's seeds at the end: which seed sets its width.
         "band_seeds": band_seeds,
-        "band_without_widest": {key: seeds.band(sorted(v.values())[:-1]) for key, v in band_seeds.items()},
-        # The baseline seed with the worst validation loss at the end, and whether any variant trained it.
-        "worst_seed": max(band_seeds["val_loss"], key=band_seeds["val_loss"].get),
-        "worst_seed_trained": any(max(band_seeds["val_loss"], key=band_seeds["val_loss"].get) in
-                                  arm(n, last, "val_loss", runs, seed_runs, ablation) for n in ORDER[1:] if n in runs),
+        "band_without_widest": band_without_widest,
+        # The baseline seed with the worst validation loss at the end, and whether any variant trained it;
+        # per variant that did, is that seed its worst too, and by how much past its next worst.
+        "worst_seed": worst,
+        "worst_seed_trained": any(worst in arm(n, last, "val_loss", runs, seed_runs, ablation) for n in full[1:]),
+        "worst_seed_lag": {n: lag(arm(n, last, "val_loss", runs, seed_runs, ablation), worst) for n in full
+                           if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
+        # Every arm measured below SwiGLU on training loss at the first evaluation: SwiGLU starts slowly.
+        "slow_start": slow_start(by_step[steps[0]]["train_loss"], full[1:]),
+        "spread": spread_facts(arms, steps, shared, runs, seed_runs, ablation),
+        "crossings": crossings(by_step[last], band_without_widest),
+        "tails": tail_order(tails, "bilinear_ffn", [n for n in UNGATED if n in tails])
+                 if "bilinear_ffn" in tails and "baseline" in tails else None,
         "epochs": epochs,
         "tokens": tokens,
         "train_tokens": card["split"]["train_tokens"] if card and "split" in card else None,

@@ -202,7 +202,27 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     # The band's width is said with the seed that sets it.
     worst = max(n["band_seeds"]["val_loss"], key=n["band_seeds"]["val_loss"].get)
     assert f"基线的种子 {worst} 训得明显差" in text
-    assert f"去掉它，带只有 {n['band_without_widest']['val_loss']:.3f}" in text
+    narrow = {k: seeds.band(sorted(v.values())[:-1]) for k, v in n["band_seeds"].items()}
+    assert f"去掉它，带只有 {narrow['val_loss']:.3f}（训练损失 {narrow['train_loss']:.3f}）" in text
+    # Choosing that narrower band after the results would read these unmeasured one-sign pairs as measured: said.
+    crossing = {(p, k) for k in ("train_loss", "val_loss") for p, c in n["end"][k].items()
+                if p != "band" and not c["measured"] and c["same_sign"] and abs(c["gap"]) > narrow[k]}
+    assert {(c["pair"], c["key"]) for c in n["crossings"]} == crossing
+    assert bool(crossing) == ("对会读成「测到」" in text)
+    if crossing:
+        assert f"下面有 {len({p for p, _ in crossing})} 对会读成「测到」" in text
+    # Each arm's own spread over the seeds all arms ran: the baseline's is the widest only if it is, every step.
+    sp = n["spread"]
+    widest = all(sp["by_arm"]["baseline"][k][i] > max(sp["by_arm"][x][k][i] for x in sp["by_arm"] if x != "baseline")
+                 for k in ("train_loss", "val_loss") for i in range(len(n["steps"])))
+    assert widest == sp["baseline_widest"] == ("每一步、两种损失都是 SwiGLU 自己的范围最宽" in text)
+    for x in sp["by_arm"]:
+        shared = {s: v for s, v in arm(x, "val_loss").items() if s in sp["seeds"]}
+        assert sp["by_arm"][x]["val_loss"][-1] == seeds.band(shared.values())
+    if n["worst_seed_trained"]:
+        assert f"种子 {worst} 在另外几种 FFN 上也落在后面吗？" in text
+    else:
+        assert f"另外三种 FFN 没有训种子 {worst}" in text
     r = n["ranges"]["baseline"]
     assert f"绝对值最大 {r['hidden_max']:.2f}" in text and r["hidden_max"] < facts()["fp8_e4m3"]["max"]
     assert f"E4M3 格式最大只有 {facts()['fp8_e4m3']['max']:.0f}" in text
@@ -212,7 +232,14 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     assert f"SwiGLU {min(tails):.1f}～{max(tails):.1f}" in text
     bil = n["ranges"]["bilinear_ffn"]["tail_by_layer"]
     assert f"不过激活的 Bilinear {min(bil):.1f}～{max(bil):.1f}" in text
-    assert (max(bil) < min(tails)) == ("光是乘积并不让尾巴变重" in text)
+    # Bilinear's tail against both ungated FFNs, layer by layer (not one FFN's range against another's).
+    plain = [n["ranges"][x]["tail_by_layer"] for x in ("gelu_ffn", "relu_ffn")]
+    above = [all(bil[i] > t[i] for t in plain) for i in range(len(bil))]
+    below = [all(bil[i] < t[i] for t in plain) for i in range(len(bil))]
+    word = "每一层都比两种不带门的重" if all(above) else "每一层都比两种不带门的轻" if all(below) else "有的层比两种不带门的都重"
+    assert f"Bilinear 的尾巴{word}" in text and "光是乘积并不让尾巴变重" not in text
+    heaviest = all(tails[i] > max(bil[i], *(t[i] for t in plain)) for i in range(len(bil)))
+    assert heaviest == ("每一层最重的都是 SwiGLU" in text)
     # What this comparison can detect, said before any reading (the one-seed rule's 5 bands, the band).
     v = n["end"]["val_loss"]
     fewest = min(len(r["seeds"]) for r in n["rows"][1:])
@@ -225,15 +252,23 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     lin = v["linear_ffn-baseline"]
     assert f"验证损失平均高 {lin['gap']:.3f}，{'算测到了' if lin['measured'] else '也没算测到'}" in text
     # The gate's verdict in ⑥ and ⑧ follows what was measured, either way.
-    said = {"none": "分辨力不够，这些差一个也没测到", "worse": "也测到了不带门的比 SwiGLU 差",
-            "better": "反而测到了不带门的比 SwiGLU 好", "mixed": "测到的差有的偏向门、有的偏向不带门"}
-    assert said[n["gate_verdict"]] in text
+    said = {"none": "时分辨力不够，这些差一个也没测到", "worse": "时也测到了不带门的比 SwiGLU 差",
+            "better": "时反而测到了不带门的比 SwiGLU 好", "mixed": "时测到的差有的偏向门、有的偏向不带门"}
+    assert f"训到第 {last:,} 步{said[n['gate_verdict']]}" in text  # ⑥ says which step its verdict reads
     # Early in training every variant is below SwiGLU, Bilinear (same init and batches) too: said so.
     first = n["steps"][0]
     early = [n["by_step"][first]["train_loss"][f"{x}-baseline"]["direction"] for x in ("gelu_ffn", "relu_ffn", "bilinear_ffn")]
     lin = n["by_step"][first]["train_loss"]["linear_ffn-baseline"]
     said_slow = max(early) < 0 and lin["direction"] < 0  # read only on measured pairs
-    assert said_slow == ("看起来是 SwiGLU 起步慢" in text)
+    assert said_slow == n["slow_start"] == ("看起来是 SwiGLU 起步慢" in text)
+    if said_slow:  # validation loss at that step is read too, pair by pair
+        for x in ("linear_ffn", "gelu_ffn", "relu_ffn", "bilinear_ffn"):
+            assert n["by_step"][first]["val_loss"][f"{x}-baseline"]["brief"] in text
+        assert "训练早期测到的是不带门的反而领先" in text
+    later = n["over_run"]["gelu_ffn-baseline"]["train_loss"][1:]
+    if not any(p["measured"] for p in later):
+        inside = all(p["times"] < 1 for p in later)
+        assert ("每一步的差都在种子带以内" in text) == inside and ("没有一步测到" in text) == (not inside)
     for gone in ("既不支持也不否定", "0.0 倍", "见真模型一节。我们", "乘法本身就是非线性。"):
         assert gone not in text
     go = facts()["clamps"]["forms"][0]["name"]

@@ -183,3 +183,36 @@ def test_the_gate_verdict_names_either_direction():
     assert gating.gate_verdict(end(1, 0)) == "worse"
     assert gating.gate_verdict(end(-1, 0)) == "better"
     assert gating.gate_verdict(end(1, -1)) == "mixed"
+
+
+def test_the_gating_readings_of_spread_tails_and_crossings_go_either_way():
+    """The sentences 真模型 builds on these must follow the numbers both ways, not only today's."""
+    from course.facts import gating
+
+    base = {"baseline": [3.0, 3.5], "gelu_ffn": [1.6, 2.8], "relu_ffn": [2.3, 1.8]}
+    assert gating.tail_order({**base, "bilinear_ffn": [2.5, 3.0]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"]) == \
+        {"bilinear": "heavier", "swiglu_heaviest": True}
+    assert gating.tail_order({**base, "bilinear_ffn": [1.0, 1.0]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"])["bilinear"] == "lighter"
+    assert gating.tail_order({**base, "bilinear_ffn": [2.2, 3.6]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"]) == \
+        {"bilinear": "mixed", "swiglu_heaviest": False}
+    end = {"train_loss": {"band": 0.5, "a-baseline": {"measured": False, "same_sign": True, "pairs": 3, "gap": 0.1},
+                          "b-baseline": {"measured": False, "same_sign": False, "pairs": 3, "gap": 0.2},
+                          "c-baseline": {"measured": True, "same_sign": True, "pairs": 3, "gap": 0.9}},
+           "val_loss": {"band": 0.4, "a-baseline": {"measured": False, "same_sign": True, "pairs": 3, "gap": 0.03}}}
+    assert [(c["pair"], c["key"]) for c in gating.crossings(end, {"train_loss": 0.05, "val_loss": 0.05})] == \
+        [("a-baseline", "train_loss")]
+    assert gating.lag({0: 5.0, 4: 5.3, 1: 5.1}, 4) == pytest.approx(0.2) and gating.lag({0: 5.0, 4: 4.9}, 4) < 0
+    early = {"gelu_ffn-baseline": {"direction": -1}, "linear_ffn-baseline": {"direction": -1}}
+    assert gating.slow_start(early, ["gelu_ffn"]) and not gating.slow_start(early, [])
+    assert not gating.slow_start({**early, "gelu_ffn-baseline": {"direction": 0}}, ["gelu_ffn"])
+
+    def history(losses):
+        return [{"step": 1, "train_loss": losses[0], "val_loss": losses[1]}]
+
+    runs = {"gelu_ffn": {"seed": 0, "history": history((5.0, 5.0))}}
+    seed_runs = [{"name": "gelu_ffn", "seed": 1, "history": history((5.4, 5.4))}]
+    ablation = {"variants": [{"name": "baseline", "seeds": [0, 1], "histories": [history((5.0, 5.0)), history((5.1, 5.1))]}]}
+    wide = gating.spread_facts(["baseline", "gelu_ffn"], [1], {0, 1}, runs, seed_runs, ablation)
+    assert wide["by_arm"]["gelu_ffn"]["val_loss"] == [pytest.approx(0.4)] and not wide["baseline_widest"]
+    seed_runs[0]["history"] = history((5.05, 5.05))
+    assert gating.spread_facts(["baseline", "gelu_ffn"], [1], {0, 1}, runs, seed_runs, ablation)["baseline_widest"]
