@@ -93,14 +93,14 @@ def test_gelu_lies_above_silu_and_both_approach_x():
 def test_the_view_states_the_differences_with_computed_numbers():
     state = model.view(model.PARAMS)
     assert state["out"]["negative"] == (
-        "负半轴上它们分得最开：ReLU 处处是 0；GELU 最低降到 −0.170（x ≈ −0.752），SiLU 更深，降到 −0.278（x ≈ −1.278）。"
-        "过了最低点再往左，两条都回到 0：x = −4 时 GELU 是 −1.3 × 10⁻⁴，SiLU 还有 −0.072。")
-    assert state["out"]["positive"] == "正半轴上它们趋于一致：x = 4 时 ReLU 正好是 4，GELU 比它小 1.3 × 10⁻⁴，SiLU 小 0.072，都 ≈ x。"
-    assert state["out"]["tanh"] == ("两条 GELU 在图上重合：tanh 近似和精确式在 [−4, 4] 上最多差 4.7 × 10⁻⁴（x ≈ ±2.699），"
+        "负半轴上它们分得最开：ReLU 处处是 0；GELU 最低降到 −0.170（z ≈ −0.752），SiLU 更深，降到 −0.278（z ≈ −1.278）。"
+        "过了最低点再往左，两条都回到 0：z = −4 时 GELU 是 −1.3 × 10⁻⁴，SiLU 还有 −0.072。")
+    assert state["out"]["positive"] == "正半轴上它们趋于一致：z = 4 时 ReLU 正好是 4，GELU 比它小 1.3 × 10⁻⁴，SiLU 小 0.072，都 ≈ z。"
+    assert state["out"]["tanh"] == ("两条 GELU 在图上重合：tanh 近似和精确式在 [−4, 4] 上最多差 4.7 × 10⁻⁴（z ≈ ±2.699），"
                                     "放宽到 [−10, 10] 也还是这么多。")
     assert [state["rows"][k]["value"] for k in model.KEYS] == ["0.0000", "−0.1587", "−0.1588", "−0.2689"]
     assert state["out"]["diff"] == model.sci(model.gelu_tanh(-1.0) - exact_gelu(-1.0), 2)
-    assert state["announce"] == "x = −1.000：ReLU = 0.0000，GELU = −0.1587，GELU 的 tanh 近似 = −0.1588，SiLU = −0.2689。"
+    assert state["announce"] == "z = −1.000：ReLU = 0.0000，GELU = −0.1587，GELU 的 tanh 近似 = −0.1588，SiLU = −0.2689。"
 
 
 @pytest.mark.parametrize("x", XS)
@@ -112,9 +112,9 @@ def test_every_slider_step_reads_the_curves(x):
     if x < 0:
         assert "ReLU 把它截成 0" in here and model.num(exact_gelu(x), 3) in here
     elif x > 0:
-        assert "是 x 的" in here and ("贴近 x" in here) == (1 / (1 + math.exp(-x)) >= 0.95)
+        assert "是 z 的" in here and ("贴近 z" in here) == (1 / (1 + math.exp(-x)) >= 0.95)
     else:
-        assert here == "x = 0：四条曲线都是 0。"
+        assert here == "z = 0：四条曲线都是 0。"
 
 
 def test_jumping_to_a_minimum_says_so():

@@ -19,18 +19,18 @@ SQRT_2 = math.sqrt(2.0)
 # (key, name in the table and the legend, short name read out, formula); a tuple, so every
 # runtime keeps the order
 CURVES = (
-    ("relu", "ReLU", "ReLU", "max(0, x)"),
-    ("gelu", "GELU（精确）", "GELU", "x·Φ(x)"),
-    ("gelu_tanh", "GELU（tanh 近似，GPT-2 用的）", "GELU 的 tanh 近似", "0.5x(1 + tanh(√(2/π)(x + 0.044715x³)))"),
-    ("silu", "SiLU", "SiLU", "x·σ(x)"),
+    ("relu", "ReLU", "ReLU", "max(0, z)"),
+    ("gelu", "GELU（精确）", "GELU", "z·Φ(z)"),
+    ("gelu_tanh", "GELU（tanh 近似，GPT-2 用的）", "GELU 的 tanh 近似", "0.5z(1 + tanh(√(2/π)(z + 0.044715z³)))"),
+    ("silu", "SiLU", "SiLU", "z·σ(z)"),
 )
 AT_MIN = 1e-6  # x came from a jump button (the model keeps 9 decimals); no slider step is this close
 NEAR = 0.95  # "close to x" in the words below: both curves give at least this share of x
 KEYS = tuple(c[0] for c in CURVES)
 # (key, caption, x range, y range, y ticks): the whole plot, and the negative side magnified
 PANELS = (
-    ("full", "全貌：x 从 −4 到 4（虚线是 y = x）", (-4.0, 4.0), (-1.0, 4.0), (-1.0, 0.0, 1.0, 2.0, 3.0, 4.0)),
-    ("zoom", "放大负半轴：x 从 −4 到 1", (-4.0, 1.0), (-0.35, 1.0), (-0.3, -0.2, -0.1, 0.0, 0.5, 1.0)),
+    ("full", "全貌：z 从 −4 到 4（虚线是 y = z）", (-4.0, 4.0), (-1.0, 4.0), (-1.0, 0.0, 1.0, 2.0, 3.0, 4.0)),
+    ("zoom", "放大负半轴：z 从 −4 到 1", (-4.0, 1.0), (-0.35, 1.0), (-0.3, -0.2, -0.1, 0.0, 0.5, 1.0)),
 )
 W, H = 600, 300  # each panel's plot area in SVG units
 SAMPLE = 0.05    # spacing of the polylines' points in x
@@ -249,25 +249,25 @@ def panel_view(panel, x, shown, minima):
 def here(x, gmin, smin):
     """What the four curves do at this x, in words."""
     if x == 0:
-        return "x = 0：四条曲线都是 0。"
+        return "z = 0：四条曲线都是 0。"
     if x < 0:
-        text = ("x 是负数：ReLU 把它截成 0；GELU 给 " + num(gelu(x), 3) + "，SiLU 给 " + num(silu(x), 3)
+        text = ("z 是负数：ReLU 把它截成 0；GELU 给 " + num(gelu(x), 3) + "，SiLU 给 " + num(silu(x), 3)
                 + "，还让一点负值漏过去。")
         if abs(x - smin["x"]) < AT_MIN:
             text += "这里正是 SiLU 的最低点；GELU 的最低点在右边，它往左已经在回升。"
         elif abs(x - gmin["x"]) < AT_MIN:
             text += "这里正是 GELU 的最低点；SiLU 往左还在下降。"
         elif x < smin["x"]:
-            text += "x 已经在两条曲线的最低点左边：再往左，GELU 和 SiLU 都回升，趋向 0。"
+            text += "z 已经在两条曲线的最低点左边：再往左，GELU 和 SiLU 都回升，趋向 0。"
         elif x < gmin["x"]:
-            text += "x 在 GELU 的最低点左边（GELU 往左回升了），还在 SiLU 的最低点右边（SiLU 往左还在下降）。"
+            text += "z 在 GELU 的最低点左边（GELU 往左回升了），还在 SiLU 的最低点右边（SiLU 往左还在下降）。"
         else:
             text += "再往左，两条都还在下降。"
         return text
-    text = ("x 是正数：ReLU 原样输出；GELU 给 x·Φ(x)，是 x 的 " + share(normal_cdf(x)) + "；SiLU 给 x·σ(x)，是 x 的 "
+    text = ("z 是正数：ReLU 原样输出；GELU 给 z·Φ(z)，是 z 的 " + share(normal_cdf(x)) + "；SiLU 给 z·σ(z)，是 z 的 "
             + share(sigmoid(x)) + "。")
     if sigmoid(x) >= NEAR:  # SiLU is the slower of the two to reach x (σ < Φ for x > 0)
-        text += "四条都已贴近 x。"
+        text += "四条都已贴近 z。"
     return text
 
 
@@ -285,15 +285,15 @@ def view(params):
         "x": num(x, 3),
         "diff": sci(tanh_form_error(x), 2) if abs(tanh_form_error(x)) > 0 else "0",
         "here": here(x, gmin, smin),
-        "negative": ("负半轴上它们分得最开：ReLU 处处是 0；GELU 最低降到 " + num(gmin["y"], 3) + "（x ≈ "
-                     + num(gmin["x"], 3) + "），SiLU 更深，降到 " + num(smin["y"], 3) + "（x ≈ " + num(smin["x"], 3)
-                     + "）。过了最低点再往左，两条都回到 0：x = " + num(left) + " 时 GELU 是 " + small(gelu(left))
+        "negative": ("负半轴上它们分得最开：ReLU 处处是 0；GELU 最低降到 " + num(gmin["y"], 3) + "（z ≈ "
+                     + num(gmin["x"], 3) + "），SiLU 更深，降到 " + num(smin["y"], 3) + "（z ≈ " + num(smin["x"], 3)
+                     + "）。过了最低点再往左，两条都回到 0：z = " + num(left) + " 时 GELU 是 " + small(gelu(left))
                      + "，SiLU 还有 " + small(silu(left)) + "。"),
-        "positive": ("正半轴上它们趋于一致：x = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
+        "positive": ("正半轴上它们趋于一致：z = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
                      + small(gap_to_identity("gelu", right)) + "，SiLU 小 " + small(gap_to_identity("silu", right))
-                     + "，都 ≈ x。"),
+                     + "，都 ≈ z。"),
         "tanh": ("两条 GELU 在图上重合：tanh 近似和精确式在 [" + num(left) + ", " + num(right) + "] 上最多差 "
-                 + sci(abs(shown_range["error"]), 2) + "（x ≈ " + where + "）"
+                 + sci(abs(shown_range["error"]), 2) + "（z ≈ " + where + "）"
                  + ("，放宽到 [−10, 10] 也还是这么多。" if same else "；在 [−10, 10] 上最多差 " + sci(abs(wide["error"]), 2) + "。")),
     }
     rows = {}
@@ -308,5 +308,5 @@ def view(params):
         "panels": [panel_view(p, x, shown, (("gelu", gmin), ("silu", smin))) for p in PANELS],
         "rows": rows,
         "out": out,
-        "announce": "x = " + num(x, 3) + "：" + "，".join([n + " = " + num(v, 4) for n, v in zip(names, at)]) + "。",
+        "announce": "z = " + num(x, 3) + "：" + "，".join([n + " = " + num(v, 4) for n, v in zip(names, at)]) + "。",
     }
