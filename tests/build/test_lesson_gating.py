@@ -97,7 +97,8 @@ def test_the_activation_facts_are_the_models(site_dir):
             assert f(z) - f(-z) == pytest.approx(z, rel=1e-12) and f(z) - ac.relu(z) == pytest.approx(f(-z), rel=1e-9)
     gap = ac.relu(1.0) - ac.silu(1.0)
     assert f"SiLU(1) = {ac.silu(1.0):.3f}，比 ReLU 低 {gap:.3f}；SiLU(−1) = {ac.silu(-1.0):.3f}".replace("= -", "= −") in text
-    assert f"SiLU 还差 {ac.relu(4.0) - ac.silu(4.0):.3f}" in text
+    assert f"时 SiLU 还有 −{ac.relu(4.0) - ac.silu(4.0):.3f}，" in text  # the widget's two lines: one gap, both sides
+    assert f"时它就比 ReLU 低 {ac.relu(4.0) - ac.silu(4.0):.3f}；" in text
 
 
 def test_shazeers_table_is_whole_and_ranked(site_dir):
