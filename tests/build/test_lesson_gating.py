@@ -88,7 +88,7 @@ def test_the_activation_facts_are_the_models(site_dir):
     ac = load_model("activation-curves")
     g, s = ac.gelu_min(), ac.silu_min()
     assert round(g["y"], 3) == -0.170 and round(s["y"], 3) == -0.278  # the facts file's -0.170 and -0.2785
-    assert f"最低 {g['y']:.3f}".replace("-", "−") in text and f"最低 {s['y']:.3f}".replace("-", "−") in text
+    assert f"最低降到 {g['y']:.3f}".replace("-", "−") in text and f"降到 {s['y']:.3f}".replace("-", "−") in text  # the widget's first state
     err = ac.tanh_form_max_error()["error"]
     assert 4.6e-4 < err < 4.8e-4 and f"最多差 {numfmt.sci(err, 2)}" in text  # the facts file's 4.7e-4 on [-10, 10]
     # both sides differ alike: f(z) - f(-z) = z, so f(z) - ReLU(z) = f(-|z|)
