@@ -348,6 +348,10 @@ def _semantic_gating_seeds(data: dict, fail):
     timed = [(t["run"], t["seed"]) for t in data["model_card"]["timing"]["runs"]]
     if timed != pairs:
         fail("model_card.timing.runs", f"runs {timed}, want {pairs}")
+    said = [sd for e in data["model_card"].get("earlier", []) for sd in e["seeds"]]
+    if len(set(said)) != len(said) or not set(said) < {r["seed"] for r in rows}:
+        fail("model_card.earlier", f"seeds {said}: each once, each in seed_runs, and not all of them (this"
+                                   " export's own command trained the rest)")
 
 
 def write_validated(name: str, doc: dict, out_dir) -> Path:

@@ -216,7 +216,8 @@ def gating_facts(data, extra, ablation, card):
         "gate_verdict": gate_verdict(by_step[last]),
         "one_seed_factor": seeds.ONE_SEED_FACTOR,
         "new_minutes": (tcard["budget"]["new_runs_seconds"]
-                        + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)) / 60,
+                        + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)
+                        + sum(e["runs_seconds"] for e in (extra["model_card"].get("earlier", []) if extra else []))) / 60,
         "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
 

@@ -25,7 +25,8 @@ reads out/gating.json, trains seeds 1 and 2 of each variant it trained in full (
 whatever the budget: the seeds protocol pairs each with the baseline's same seed, same batches),
 checks their data and settings against gating.json's, and writes out/seeds.json only. It trains
 every full variant (a runs= that leaves one out is refused): the site pairs each table row with the
-same baseline seeds.
+same baseline seeds. A seeds.json already there, paired with the same gating.json, is added to: its
+other seeds' rows are kept, and its card's `earlier` says which command trained them.
 """
 from __future__ import annotations
 
@@ -373,6 +374,8 @@ def run_seeds(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig,
         same_as_card(asdict(base), card["configs"]["train"])
     except ValueError as e:
         raise SystemExit(f"extra_seeds: these training settings differ from {first_path}'s runs: {e}") from None
+    kept, kept_timing, earlier = kept_seeds(Path(out) / Path(schema.GATING_SEEDS_FILE).name, first, meta,
+                                            extra_seeds(cfg), names, base)
     work = Path(prep.work_dir)
     extra = {(n, sd): common.train_runs([replace(base, variant=n, seed=sd,
                                                  out_dir=str(common.run_dir(work, n, sd)))])[0]
@@ -381,9 +384,43 @@ def run_seeds(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig,
         common.check_same_settings(list(extra.values()))
     except ValueError as e:
         raise SystemExit(f"an extra seed differs from the others in its training settings: {e}") from None
-    doc = build_seeds_export(cfg, extra, first, meta, command=cfg.command or invoked, code=(commit, dirty))
+    doc = build_seeds_export(cfg, extra, first, meta, command=cfg.command or invoked, code=(commit, dirty),
+                             kept=(kept, kept_timing, earlier), order=names)
     write(doc, Path(out), schema.GATING_SEEDS_FILE)
     return doc
+
+
+def kept_seeds(path: Path, first: dict, meta: dict, seeds: list[int], names: list[str], base) -> tuple:
+    """What this export keeps of an earlier seeds.json: the rows and timings of its other seeds, and who
+    made them (the card's `earlier`), so that a later session adds seeds without the earlier ones'
+    checkpoints. Nothing when there is none, or when it pairs with another gating.json (replaced)."""
+    if not path.exists():
+        return [], [], []
+    old = json.loads(path.read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_SEEDS_FILE, old)
+    fc = first["model_card"]
+    if old["pairs_with"] != {"file": Path(schema.GATING_FILE).name, "date": fc["date"], "run_seed": fc["training"]["seed"]}:
+        print(f"extra_seeds: {path.name} pairs with another gating.json ({old['pairs_with']}): it is replaced, not added to")
+        return [], [], []
+    card = old["model_card"]
+    if common.corpus_shas(card["corpus"]) != common.corpus_shas(meta["corpus"]):
+        raise SystemExit(f"extra_seeds: {path} was trained on another corpus: move it away to start a new one")
+    try:
+        same_as_card(asdict(base), card["configs"]["train"])
+    except ValueError as e:
+        raise SystemExit(f"extra_seeds: {path} was trained with other settings: {e}") from None
+    rows = [r for r in old["seed_runs"] if r["seed"] not in seeds]
+    if sorted({r["name"] for r in rows}) != sorted(names) and rows:
+        raise SystemExit(f"extra_seeds: {path} holds variants {sorted({r['name'] for r in rows})}, this export"
+                         f" {sorted(names)}")
+    timing = [t for t in card["timing"]["runs"] if t["seed"] not in seeds]
+    kept = {r["seed"] for r in rows}
+    mine = kept - {sd for e in card.get("earlier", []) for sd in e["seeds"]}
+    earlier = [{**e, "seeds": [sd for sd in e["seeds"] if sd in kept]} for e in card.get("earlier", [])]
+    earlier += [{"date": card["date"], "command": card["command"], "code": card["code"], "seeds": sorted(mine)}]
+    for e in earlier:
+        e["runs_seconds"] = round(sum(t["wall_seconds"] for t in timing if t["seed"] in e["seeds"]), 1)
+    return rows, timing, [e for e in earlier if e["seeds"]]
 
 
 def same_as_card(config: dict, card_train: dict) -> None:
@@ -397,13 +434,24 @@ def same_as_card(config: dict, card_train: dict) -> None:
         raise ValueError(f"(gating.json, this run): {diff}")
 
 
-def build_seeds_export(cfg, extra, first, meta, command, code) -> dict:
-    rows = [run_row(n, r, False) for (n, _), r in extra.items()]
+def build_seeds_export(cfg, extra, first, meta, command, code, kept=([], [], []), order=()) -> dict:
+    """seeds.json: the runs trained now, and those kept from an earlier seeds.json (`kept`: rows,
+    their timings, `earlier` provenance), seed by seed in gating.json's variant order."""
+    new = [run_row(n, r, False) for (n, _), r in extra.items()]
+    old_rows, old_timing, earlier = kept
+    place = {n: i for i, n in enumerate(order)}
+    key = lambda r: (r["seed"], place.get(r["name"], len(place)))  # noqa: E731
+    rows = sorted(old_rows + new, key=key)
+    timing = sorted(old_timing + common.run_timing(new, 0.0)["runs"],
+                    key=lambda t: (t["seed"], place.get(t["run"], len(place))))
     r0 = next(iter(extra.values()))
-    new_s = sum(r["wall_seconds"] for r in rows)
+    new_s = sum(r["wall_seconds"] for r in new)
     choice = (f"seeds {cfg.extra_seeds} of {', '.join(dict.fromkeys(n for n, _ in extra))}, each the whole"
-              f" {rows[0]['steps_trained']:,}-step schedule whatever the budget (a cut run has no baseline step to"
+              f" {new[0]['steps_trained']:,}-step schedule whatever the budget (a cut run has no baseline step to"
               " pair with); one run at a time")
+    if earlier:
+        choice += ("; seeds " + ",".join(str(sd) for e in earlier for sd in e["seeds"])
+                   + " kept from the earlier seeds.json (model_card.earlier says who trained them)")
     return {
         "schema_version": schema.GATING_SEEDS_SCHEMA_VERSION,
         "metric": first["metric"],
@@ -416,7 +464,8 @@ def build_seeds_export(cfg, extra, first, meta, command, code) -> dict:
             "hardware": common.hardware(r0, bf16_autocast=r0["bf16_autocast"]),
             "corpus": meta["corpus"], "split": meta["split"],
             "budget": {"new_runs_seconds": round(new_s, 1), "choice": choice},
-            "timing": {"runs": common.run_timing(rows, 0.0)["runs"]},
+            "timing": {"runs": timing},
             "configs": common.card_configs(meta, r0["config"], "gating", cfg),
+            **({"earlier": earlier} if earlier else {}),
         },
     }

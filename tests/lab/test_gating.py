@@ -187,3 +187,41 @@ def test_extra_seeds_refuse_other_training_settings(tmp_path):
     with pytest.raises(SystemExit, match="runs= leaves out relu_ffn"):  # a partial seeds.json the site would refuse
         main([*args, "extra_seeds=1", "runs=gelu_ffn"])
     assert not (tmp_path / "runs" / "gelu_ffn-s1").exists()
+
+
+def test_extra_seeds_add_to_an_earlier_seeds_json(tmp_path):
+    make_corpus(tmp_path / "tiny.txt")
+    args = ["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+            str(tmp_path / "runs"), *TINY_ARGS]
+    path = tmp_path / "export" / "seeds.json"
+    main([*args, "runs=relu_ffn", "budget_minutes=0"])
+    main([*args, "extra_seeds=1"])
+    one = json.loads(path.read_text(encoding="utf-8"))
+    main([*args, "extra_seeds=2"])
+    both = json.loads(path.read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_SEEDS_FILE, both)
+    assert [(r["name"], r["seed"]) for r in both["seed_runs"]] == [("relu_ffn", 1), ("relu_ffn", 2)]
+    assert both["seed_runs"][0] == one["seed_runs"][0]  # kept as the earlier export wrote it
+    card, first = both["model_card"], one["model_card"]
+    assert card["earlier"] == [{"date": first["date"], "command": first["command"], "code": first["code"],
+                                "seeds": [1], "runs_seconds": one["seed_runs"][0]["wall_seconds"]}]
+    assert card["command"].endswith("extra_seeds=2") and first["command"].endswith("extra_seeds=1")
+    assert card["budget"]["new_runs_seconds"] == both["seed_runs"][1]["wall_seconds"]  # this command's runs only
+    assert [(t["run"], t["seed"]) for t in card["timing"]["runs"]] == [("relu_ffn", 1), ("relu_ffn", 2)]
+    assert str(tmp_path) not in json.dumps(both)
+    # Training seed 1 again (reused from the work dir) makes it this command's; seed 2 is now the earlier one.
+    main([*args, "extra_seeds=1"])
+    again = json.loads(path.read_text(encoding="utf-8"))
+    assert [e["seeds"] for e in again["model_card"]["earlier"]] == [[2]]
+    assert [r["seed"] for r in again["seed_runs"]] == [1, 2]
+    # A seeds.json paired with another gating.json is replaced, not added to.
+    stale = {**again, "pairs_with": {**again["pairs_with"], "date": "2000-01-01"}}
+    path.write_text(json.dumps(stale, ensure_ascii=False), encoding="utf-8")
+    main([*args, "extra_seeds=2"])
+    fresh = json.loads(path.read_text(encoding="utf-8"))
+    assert [r["seed"] for r in fresh["seed_runs"]] == [2] and "earlier" not in fresh["model_card"]
+    # The schema refuses an `earlier` that claims every seed (then no run is this command's) or a seed twice.
+    for seeds in ([1, 2], [1, 1]):
+        bad = {**both, "model_card": {**card, "earlier": [{**card["earlier"][0], "seeds": seeds}]}}
+        with pytest.raises(schema.SchemaError, match="model_card.earlier"):
+            schema.validate(schema.GATING_SEEDS_FILE, bad)
