@@ -86,6 +86,27 @@ def lag(losses, seed):
     return losses[seed] - max(rest) if rest else None
 
 
+def worst_course(losses_by_step, seed):
+    """`seed`'s lag behind its arm's other seeds at each step (lag), the step pair across which it grew
+    most (when it fell behind), and its least and largest lag from then on.
+    worst_course([{0: 5.0, 4: 5.05}, {0: 4.0, 4: 4.4}, {0: 3.9, 4: 4.25}], 4)["fell"] -> 1"""
+    lags = [lag(v, seed) for v in losses_by_step]
+    fell = max(range(1, len(lags)), key=lambda i: lags[i] - lags[i - 1]) if len(lags) > 1 else 0
+    return {"lags": lags, "fell": fell, "after": [min(lags[fell:]), max(lags[fell:])]}
+
+
+def flipped_by(end_losses, base_losses, seed):
+    """A pair whose gaps on every other seed share one sign and whose gap on `seed` has the other:
+    {"others": [least, largest], "seed": its gap}, or None. base_losses, end_losses: {seed: loss}."""
+    gaps = {sd: v - base_losses[sd] for sd, v in end_losses.items() if sd in base_losses}
+    rest = [g for sd, g in gaps.items() if sd != seed]
+    if seed not in gaps or len(rest) < 2 or not (all(g > 0 for g in rest) or all(g < 0 for g in rest)):
+        return None
+    if (gaps[seed] > 0) == (rest[0] > 0):
+        return None
+    return {"others": [min(rest), max(rest)], "seeds": sorted(sd for sd in gaps if sd != seed), "seed": gaps[seed]}
+
+
 def spread_facts(arms, steps, shared, runs, seed_runs, ablation):
     """Each arm's own range over the seeds every arm ran (`shared`), per loss and step, and whether the
     baseline's is the widest at every step on both losses: the band of non-baseline pairs is the
@@ -195,6 +216,15 @@ def gating_facts(data, extra, ablation, card):
         "worst_seed_trained": any(worst in arm(n, last, "val_loss", runs, seed_runs, ablation) for n in full[1:]),
         "worst_seed_lag": {n: lag(arm(n, last, "val_loss", runs, seed_runs, ablation), worst) for n in full
                            if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
+        # Per arm that trained the worst seed, on both losses: how far that seed trails the arm's others, step by step.
+        "worst_seed_course": {n: {key: worst_course([arm(n, st, key, runs, seed_runs, ablation) for st in steps], worst)
+                                  for key in KEYS}
+                              for n in full if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
+        # The pairs to SwiGLU whose sign the worst seed alone turns, on each loss at the end.
+        "worst_seed_flips": {key: {n: f for n in full[1:]
+                                   if (f := flipped_by(arm(n, last, key, runs, seed_runs, ablation),
+                                                       arm("baseline", last, key, runs, seed_runs, ablation), worst))}
+                             for key in KEYS},
         # Every arm measured below SwiGLU on training loss at the first evaluation: SwiGLU starts slowly.
         "slow_start": slow_start(by_step[steps[0]]["train_loss"], full[1:]),
         "spread": spread_facts(arms, steps, shared, runs, seed_runs, ablation),

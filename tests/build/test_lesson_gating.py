@@ -178,11 +178,11 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     extra = json.loads(seeds_file.read_text(encoding="utf-8"))["seed_runs"] if seeds_file.exists() else []
     last = export["runs"][0]["steps_trained"]
 
-    def arm(name, key):
+    def arm(name, key, step=last):
         rows = [v for v in ablation["variants"] if v["name"] == name]
         if rows:
-            return seeds.history_by_seed(rows[0], last, key)
-        return {r["seed"]: seeds.at_step(r["history"], last, key)
+            return seeds.history_by_seed(rows[0], step, key)
+        return {r["seed"]: seeds.at_step(r["history"], step, key)
                 for r in export["runs"] + extra if r["name"] == name}
 
     assert {r["ffn_params_per_layer"] for r in export["runs"]} == {n["ffn_params"]}
@@ -211,7 +211,7 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     assert {(c["pair"], c["key"]) for c in n["crossings"]} == crossing
     assert bool(crossing) == ("对会读成「测到」" in text)
     if crossing:
-        assert f"下面有 {len({p for p, _ in crossing})} 对会读成「测到」" in text
+        assert f"我们比的各对里有 {len({p for p, _ in crossing})} 对会读成「测到」" in text
     # Each arm's own spread over the seeds all arms ran: the baseline's is the widest only if it is, every step.
     sp = n["spread"]
     widest = all(sp["by_arm"]["baseline"][k][i] > max(sp["by_arm"][x][k][i] for x in sp["by_arm"] if x != "baseline")
@@ -222,6 +222,23 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
         assert sp["by_arm"][x]["val_loss"][-1] == seeds.band(shared.values())
     if n["worst_seed_trained"]:
         assert f"种子 {worst} 在另外几种 FFN 上也落在后面吗？" in text
+
+        def trails(name, step):  # the worst seed's val loss above the arm's other seeds' worst
+            v = arm(name, "val_loss", step)
+            return v[worst] - max(x for sd, x in v.items() if sd != worst)
+
+        ran = [x for x in ("gelu_ffn", "bilinear_ffn", "relu_ffn") if worst in arm(x, "val_loss")]
+        never = [x for x in ran if all(trails(x, st) < 0 for st in n["steps"])]
+        assert ("在每一次评估都不是" in text) == bool(never)
+        lags = [trails("baseline", st) for st in n["steps"]]
+        fell = max(range(1, len(lags)), key=lambda i: lags[i] - lags[i - 1])
+        assert f"到第 {n['steps'][fell]:,} 步已经高 {lags[fell]:.3f}" in text
+        # A pair whose other seeds agree in sign and whose worst-seed gap has the other: said, with its mean.
+        for x in ran:
+            gaps = {sd: v - arm("baseline", "val_loss")[sd] for sd, v in arm(x, "val_loss").items()}
+            rest = [g for sd, g in gaps.items() if sd != worst]
+            flips = len({g > 0 for g in rest}) == 1 and (gaps[worst] > 0) != (rest[0] > 0)
+            assert flips == (f"在种子 {worst} 上是 {gaps[worst]:+.3f}".replace("-", "−") in text), x
     else:
         assert f"另外三种 FFN 没有训种子 {worst}" in text
     r = n["ranges"]["baseline"]

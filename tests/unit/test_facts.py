@@ -202,6 +202,14 @@ def test_the_gating_readings_of_spread_tails_and_crossings_go_either_way():
     assert [(c["pair"], c["key"]) for c in gating.crossings(end, {"train_loss": 0.05, "val_loss": 0.05})] == \
         [("a-baseline", "train_loss")]
     assert gating.lag({0: 5.0, 4: 5.3, 1: 5.1}, 4) == pytest.approx(0.2) and gating.lag({0: 5.0, 4: 4.9}, 4) < 0
+    course = gating.worst_course([{0: 5.0, 4: 5.05}, {0: 4.0, 4: 4.4}, {0: 3.9, 4: 4.25}], 4)
+    assert course["fell"] == 1 and course["after"] == [pytest.approx(0.35), pytest.approx(0.4)]
+    assert gating.worst_course([{0: 5.0, 4: 5.3}, {0: 4.0, 4: 3.9}], 4)["after"][0] < 0  # it caught up
+    flip = gating.flipped_by({0: 5.1, 1: 5.2, 4: 4.9}, {0: 5.0, 1: 5.0, 4: 5.3}, 4)
+    assert flip == {"others": [pytest.approx(0.1), pytest.approx(0.2)], "seeds": [0, 1], "seed": pytest.approx(-0.4)}
+    assert gating.flipped_by({0: 5.1, 1: 4.9, 4: 4.9}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # the others disagree
+    assert gating.flipped_by({0: 5.1, 1: 5.2, 4: 5.4}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # seed 4 agrees
+    assert gating.flipped_by({0: 5.1, 1: 5.2}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # seed 4 not trained
     early = {"gelu_ffn-baseline": {"direction": -1}, "linear_ffn-baseline": {"direction": -1}}
     assert gating.slow_start(early, ["gelu_ffn"]) and not gating.slow_start(early, [])
     assert not gating.slow_start({**early, "gelu_ffn-baseline": {"direction": 0}}, ["gelu_ffn"])
