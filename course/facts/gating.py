@@ -47,16 +47,19 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
-def compare_at(step, runs, seed_runs, ablation):
+def compare_at(step, runs, seed_runs, ablation, drop=None):
     """Every pair of PAIRS at evaluation `step`, on both losses, by the protocol against the
-    baseline's band at that step (for two non-baseline arms too: the protocol's one band)."""
+    baseline's band at that step (for two non-baseline arms too: the protocol's one band). With
+    `drop`, that seed is left out of every arm, the band included."""
     out = {}
     for key in KEYS:
-        base = arm("baseline", step, key, runs, seed_runs, ablation)
+        def losses(name):
+            return {sd: v for sd, v in arm(name, step, key, runs, seed_runs, ablation).items() if sd != drop}
+        base = losses("baseline")
         width = seeds.band(base.values())
         out[key] = {"band": width}
         for a, b in PAIRS:
-            arms = arm(b, step, key, runs, seed_runs, ablation), arm(a, step, key, runs, seed_runs, ablation)
+            arms = losses(b), losses(a)
             if arms[0] and arms[1]:
                 c = seeds.compare(*arms, width)
                 out[key][f"{a}-{b}"] = {**c, "say": seeds.verdict(c), "brief": seeds.brief(c), "a": mean(arms[1].values()),
@@ -95,6 +98,15 @@ def worst_course(losses_by_step, seed):
     return {"lags": lags, "fell": fell, "after": [min(lags[fell:]), max(lags[fell:])]}
 
 
+def split_gap(losses, base_losses, seed):
+    """Paired gaps with `seed` apart: {"rest": mean over the other seeds, "seeds": them, "diffs": their
+    gaps, "seed": `seed`'s gap or None}."""
+    gaps = {sd: v - base_losses[sd] for sd, v in losses.items() if sd in base_losses}
+    rest = {sd: g for sd, g in gaps.items() if sd != seed}
+    return {"rest": mean(rest.values()), "seeds": sorted(rest), "diffs": [rest[sd] for sd in sorted(rest)],
+            "seed": gaps.get(seed)}
+
+
 def flipped_by(end_losses, base_losses, seed):
     """A pair whose gaps on every other seed share one sign and whose gap on `seed` has the other:
     {"others": [least, largest], "seed": its gap}, or None. base_losses, end_losses: {seed: loss}."""
@@ -122,12 +134,13 @@ def spread_facts(arms, steps, shared, runs, seed_runs, ablation):
             "others_at_end": {key: [spread[n][key][-1] for n in others] for key in KEYS}}
 
 
-def crossings(end, narrow):
-    """The unmeasured pairs, every seed's gap of one sign, whose mean is past the band without the
-    baseline's widest seed: what choosing that band after seeing the results would have read."""
-    return [{"pair": p, "key": key, "gap": c["gap"], "narrow": narrow[key]}
-            for key in KEYS for p, c in end[key].items()
-            if p != "band" and not c["measured"] and c["same_sign"] and c["pairs"] > 1 and abs(c["gap"]) > narrow[key]]
+def crossings(end, without):
+    """The pairs unmeasured by the rule (`end`) that would read as measured with the baseline's worst
+    seed left out of everything, band and pairs (`without`: compare_at(..., drop=worst)): what
+    dropping that seed after seeing the results would have read."""
+    return [{"pair": p, "key": key, "gap": c["gap"], "narrow": without[key]["band"]}
+            for key in KEYS for p, c in without[key].items()
+            if p != "band" and c["measured"] and p in end[key] and not end[key][p]["measured"]]
 
 
 def tail_order(tails, gated, plain):
@@ -183,6 +196,9 @@ def gating_facts(data, extra, ablation, card):
     worst = max(band_seeds["val_loss"], key=band_seeds["val_loss"].get)
     arms = full + ([LINEAR] if variant(ablation, LINEAR) else [])
     shared = set.intersection(*[set(arm(n, last, "val_loss", runs, seed_runs, ablation)) for n in arms])
+    worst_courses = {n: {key: worst_course([arm(n, st, key, runs, seed_runs, ablation) for st in steps], worst)
+                         for key in KEYS}
+                     for n in full if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)}
     tails = {n: r["tail_by_layer"] for n, r in range_facts(data["ranges"]["models"], data["ranges"]["limits"],
                                                            data["ranges"]["fp16_max"]).items()}
     tokens = last * tokens_per_step(data)
@@ -217,9 +233,13 @@ def gating_facts(data, extra, ablation, card):
         "worst_seed_lag": {n: lag(arm(n, last, "val_loss", runs, seed_runs, ablation), worst) for n in full
                            if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
         # Per arm that trained the worst seed, on both losses: how far that seed trails the arm's others, step by step.
-        "worst_seed_course": {n: {key: worst_course([arm(n, st, key, runs, seed_runs, ablation) for st in steps], worst)
-                                  for key in KEYS}
-                              for n in full if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
+        "worst_seed_course": worst_courses,
+        # How far the other arms' worst seed ever trails their other seeds, on either loss, at any step.
+        "worst_seed_others_max": max((x for n, c in worst_courses.items() if n != "baseline"
+                                      for key in KEYS for x in c[key]["lags"]), default=None),
+        # The baseline's band over its other seeds, step by step: the others caught up, the worst did not.
+        "band_without_worst": {key: [seeds.band(v for sd, v in arm("baseline", st, key, runs, seed_runs, ablation).items()
+                                                if sd != worst) for st in steps] for key in KEYS},
         # The pairs to SwiGLU whose sign the worst seed alone turns, on each loss at the end.
         "worst_seed_flips": {key: {n: f for n in full[1:]
                                    if (f := flipped_by(arm(n, last, key, runs, seed_runs, ablation),
@@ -228,7 +248,18 @@ def gating_facts(data, extra, ablation, card):
         # Every arm measured below SwiGLU on training loss at the first evaluation: SwiGLU starts slowly.
         "slow_start": slow_start(by_step[steps[0]]["train_loss"], full[1:]),
         "spread": spread_facts(arms, steps, shared, runs, seed_runs, ablation),
-        "crossings": crossings(by_step[last], band_without_widest),
+        "crossings": crossings(by_step[last], compare_at(last, runs, seed_runs, ablation, drop=worst)),
+        # Each pair to SwiGLU with the worst seed's pair apart: the other seeds' mean and that seed's gap.
+        "worst_seed_split": {key: {n: split_gap(arm(n, last, key, runs, seed_runs, ablation),
+                                                arm("baseline", last, key, runs, seed_runs, ablation), worst)
+                                   for n in full[1:]} for key in KEYS},
+        # GELU − SwiGLU on training loss over the run, the worst seed's pair apart.
+        "over_run_split": [split_gap(arm("gelu_ffn", st, "train_loss", runs, seed_runs, ablation),
+                                     arm("baseline", st, "train_loss", runs, seed_runs, ablation), worst)
+                           for st in steps] if "gelu_ffn" in full else None,
+        # Each full arm's own range over its seeds, at the first evaluation and at the end.
+        "own_band": {n: {key: [seeds.band(arm(n, st, key, runs, seed_runs, ablation).values()) for st in steps]
+                         for key in KEYS} for n in full},
         "tails": tail_order(tails, "bilinear_ffn", [n for n in UNGATED if n in tails])
                  if "bilinear_ffn" in tails and "baseline" in tails else None,
         "epochs": epochs,

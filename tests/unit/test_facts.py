@@ -199,8 +199,13 @@ def test_the_gating_readings_of_spread_tails_and_crossings_go_either_way():
                           "b-baseline": {"measured": False, "same_sign": False, "pairs": 3, "gap": 0.2},
                           "c-baseline": {"measured": True, "same_sign": True, "pairs": 3, "gap": 0.9}},
            "val_loss": {"band": 0.4, "a-baseline": {"measured": False, "same_sign": True, "pairs": 3, "gap": 0.03}}}
-    assert [(c["pair"], c["key"]) for c in gating.crossings(end, {"train_loss": 0.05, "val_loss": 0.05})] == \
-        [("a-baseline", "train_loss")]
+    # Without the worst seed (band and pairs): a is measured there and not here; c is measured both ways.
+    without = {"train_loss": {"band": 0.05, "a-baseline": {"measured": True, "gap": 0.1},
+                              "b-baseline": {"measured": False, "gap": 0.2},
+                              "c-baseline": {"measured": True, "gap": 0.9}},
+               "val_loss": {"band": 0.04, "a-baseline": {"measured": False, "gap": 0.03}}}
+    assert [(c["pair"], c["key"], c["narrow"]) for c in gating.crossings(end, without)] == \
+        [("a-baseline", "train_loss", 0.05)]
     assert gating.lag({0: 5.0, 4: 5.3, 1: 5.1}, 4) == pytest.approx(0.2) and gating.lag({0: 5.0, 4: 4.9}, 4) < 0
     course = gating.worst_course([{0: 5.0, 4: 5.05}, {0: 4.0, 4: 4.4}, {0: 3.9, 4: 4.25}], 4)
     assert course["fell"] == 1 and course["after"] == [pytest.approx(0.35), pytest.approx(0.4)]

@@ -86,5 +86,8 @@ def test_the_brief_reading_says_the_same_verdict():
         c = seeds.compare(base, other, width)
         said = seeds.brief(c)
         assert said.endswith("：测到）" if c["measured"] else "：分不出）"), said
-    assert seeds.brief(seeds.compare(base, {0: 5.20, 1: 5.22, 2: 5.19}, 0.05)) == "高 0.180（3 个种子，每一对都高，3.6 个带宽：测到）"
-    assert seeds.brief(seeds.compare({0: 5.0}, {0: 4.988}, 0.385)) == "低 0.012（1 个种子，不到 0.1 个带宽：分不出）"
+    assert seeds.brief(seeds.compare(base, {0: 5.20, 1: 5.22, 2: 5.19}, 0.05)) == "高 0.180（3 个种子，每一对都高，种子带的 3.6 倍：测到）"
+    assert seeds.brief(seeds.compare({0: 5.0}, {0: 4.988}, 0.385)) == "低 0.012（1 个种子，种子带的不到 0.1 倍：分不出）"
+    # Pairs that disagree in sign get no side, only the signed mean.
+    assert seeds.brief(seeds.compare(base, {0: 5.10, 1: 4.90, 2: 4.95}, 0.05)) == \
+        f"平均差 −{abs(seeds.compare(base, {0: 5.10, 1: 4.90, 2: 4.95}, 0.05)['gap']):.3f}（3 个种子，有的高有的低：分不出）"

@@ -30,7 +30,7 @@ KEYS = tuple(c[0] for c in CURVES)
 # (key, caption, x range, y range, y ticks): the whole plot, and the negative side magnified
 PANELS = (
     ("full", "全貌：z 从 −4 到 4（虚线是 y = z）", (-4.0, 4.0), (-1.0, 4.0), (-1.0, 0.0, 1.0, 2.0, 3.0, 4.0)),
-    ("zoom", "放大负半轴：z 从 −4 到 1", (-4.0, 1.0), (-0.35, 1.0), (-0.3, -0.2, -0.1, 0.0, 0.5, 1.0)),
+    ("zoom", "放大两条凹陷：z 从 −4 到 1", (-4.0, 1.0), (-0.35, 1.0), (-0.3, -0.2, -0.1, 0.0, 0.5, 1.0)),
 )
 W, H = 600, 300  # each panel's plot area in SVG units
 SAMPLE = 0.05    # spacing of the polylines' points in x
@@ -285,13 +285,13 @@ def view(params):
         "x": num(x, 3),
         "diff": sci(tanh_form_error(x), 2) if abs(tanh_form_error(x)) > 0 else "0",
         "here": here(x, gmin, smin),
-        "negative": ("负半轴上它们分得最开：ReLU 处处是 0；GELU 最低降到 " + num(gmin["y"], 3) + "（z ≈ "
+        "negative": ("负半轴：ReLU 处处是 0；GELU 最低降到 " + num(gmin["y"], 3) + "（z ≈ "
                      + num(gmin["x"], 3) + "），SiLU 更深，降到 " + num(smin["y"], 3) + "（z ≈ " + num(smin["x"], 3)
                      + "）。过了最低点再往左，两条都回到 0：z = " + num(left) + " 时 GELU 是 " + small(gelu(left))
                      + "，SiLU 还有 " + small(silu(left)) + "。"),
-        "positive": ("正半轴上它们趋于一致：z = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
+        "positive": ("正半轴：每条都比 z 低，低的正是负半轴上同一个 |z| 处的深度：z = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
                      + small(gap_to_identity("gelu", right)) + "，SiLU 小 " + small(gap_to_identity("silu", right))
-                     + "，都 ≈ z。"),
+                     + "，和 z = " + num(left) + " 处一样。"),
         "tanh": ("两条 GELU 在图上重合：tanh 近似和精确式在 [" + num(left) + ", " + num(right) + "] 上最多差 "
                  + sci(abs(shown_range["error"]), 2) + "（z ≈ " + where + "）"
                  + ("，放宽到 [−10, 10] 也还是这么多。" if same else "；在 [−10, 10] 上最多差 " + sci(abs(wide["error"]), 2) + "。")),

@@ -148,16 +148,16 @@ def verdict_phrase(c, fmt):
 def verdict_brief(c, fmt):
     """verdict_phrase in a few words, for a page that has stated the rule once and reads many pairs.
     verdict_brief(compare({0: 5.0, 1: 5.1}, {0: 5.5, 1: 5.6}, 0.1), lambda x: f"{x:.2f}")
-      -> '高 0.50（2 个种子，每一对都高，5.0 个带宽：测到）'
+      -> '高 0.50（2 个种子，每一对都高，种子带的 5.0 倍：测到）'
     """
     if c["rule"] == "none":
         return f"{seeds_phrase(c['pairs'])}，没有可比的种子带"
     shown = fmt(abs(c["gap"]))
     side = "高" if c["gap"] > 0 else "低"
     size = f"差 {shown}" if not shown.strip("0.") else f"{side} {shown}"
-    bands = times_text(c["times"]).strip().replace("倍", "个带宽")
-    if c["rule"] == "paired" and not c["same_sign"]:
-        return f"平均{size}（{seeds_phrase(c['pairs'])}，有的高有的低：分不出）"
+    bands = "种子带的" + times_text(c["times"])  # 第 1 课's wording; 带宽 alone reads as bandwidth
+    if c["rule"] == "paired" and not c["same_sign"]:  # no side: the pairs disagree
+        return f"平均差 {'+' if c['gap'] > 0 else '−' if c['gap'] < 0 else ''}{shown}（{seeds_phrase(c['pairs'])}，有的高有的低：分不出）"
     agree = f"，每一对都{side}" if c["pairs"] > 1 and c["same_sign"] else ""
     return f"{size}（{seeds_phrase(c['pairs'])}{agree}，{bands}：{'测到' if c['measured'] else '分不出'}）"
 
