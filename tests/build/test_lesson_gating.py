@@ -297,7 +297,7 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     if said_slow:  # validation loss at that step is read too, pair by pair
         for x in ("linear_ffn", "gelu_ffn", "relu_ffn", "bilinear_ffn"):
             assert n["by_step"][first]["val_loss"][f"{x}-baseline"]["brief"] in text
-        assert "训练早期测到的是另外三种（连同带门、只少一个 SiLU 的 Bilinear）都比 SwiGLU 低" in text
+        assert "训练早期测到另外三种（连同带门、只少一个 SiLU 的 Bilinear）都比 SwiGLU 低" in text
     later = n["over_run"]["gelu_ffn-baseline"]["train_loss"][1:]
     if not any(p["measured"] for p in later):
         inside = all(p["times"] < 1 for p in later)

@@ -95,7 +95,7 @@ def test_the_view_states_the_differences_with_computed_numbers():
     assert state["out"]["negative"] == (
         "负半轴：ReLU 处处是 0；GELU 最低降到 −0.170（z ≈ −0.752），SiLU 更深，降到 −0.278（z ≈ −1.278）。"
         "过了最低点再往左，两条都回到 0：z = −4 时 GELU 是 −1.3 × 10⁻⁴，SiLU 还有 −0.072。")
-    assert state["out"]["positive"] == ("正半轴：每条都比 z 低，低的正是负半轴上同一个 |z| 处的深度：z = 4 时 ReLU 正好是 4，"
+    assert state["out"]["positive"] == ("正半轴：GELU、SiLU 都比 z 低（ReLU 就等于 z），低的正是负半轴上同一个 |z| 处的深度：z = 4 时 ReLU 正好是 4，"
                                         "GELU 比它小 1.3 × 10⁻⁴，SiLU 小 0.072，和 z = −4 处一样。")
     assert state["out"]["tanh"] == ("两条 GELU 在图上重合：tanh 近似和精确式在 [−4, 4] 上最多差 4.7 × 10⁻⁴（z ≈ ±2.699），"
                                     "放宽到 [−10, 10] 也还是这么多。")

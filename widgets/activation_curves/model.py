@@ -289,7 +289,7 @@ def view(params):
                      + num(gmin["x"], 3) + "），SiLU 更深，降到 " + num(smin["y"], 3) + "（z ≈ " + num(smin["x"], 3)
                      + "）。过了最低点再往左，两条都回到 0：z = " + num(left) + " 时 GELU 是 " + small(gelu(left))
                      + "，SiLU 还有 " + small(silu(left)) + "。"),
-        "positive": ("正半轴：每条都比 z 低，低的正是负半轴上同一个 |z| 处的深度：z = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
+        "positive": ("正半轴：GELU、SiLU 都比 z 低（ReLU 就等于 z），低的正是负半轴上同一个 |z| 处的深度：z = " + num(right) + " 时 ReLU 正好是 " + num(right) + "，GELU 比它小 "
                      + small(gap_to_identity("gelu", right)) + "，SiLU 小 " + small(gap_to_identity("silu", right))
                      + "，和 z = " + num(left) + " 处一样。"),
         "tanh": ("两条 GELU 在图上重合：tanh 近似和精确式在 [" + num(left) + ", " + num(right) + "] 上最多差 "

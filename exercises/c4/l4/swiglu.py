@@ -4,7 +4,7 @@
 
 # %% task
 # {%- set ac = model("activation-curves") %}
-# 把 ③ 第三步的式子写成代码：`swiglu(g, u)`，`g` 是门这一路的读数 $x W_{\text{gate}}$，`u` 是另一路的读数 $x W_{\text{up}}$（长度相同的两个列表），返回逐元素的 $\mathrm{SiLU}(g_i) \cdot u_i$，其中 $\mathrm{SiLU}(z) = z \cdot \sigma(z) = \dfrac{z}{1 + e^{-z}}$。
+# 把 ③ 第三步的式子写成代码：`swiglu(g, u)`，`g` 是门这一路的读数 $x W_{\text{gate}}$，`u` 是上投影的读数 $x W_{\text{up}}$（长度相同的两个列表），返回逐元素的 $\mathrm{SiLU}(g_i) \cdot u_i$，其中 $\mathrm{SiLU}(z) = z \cdot \sigma(z) = \dfrac{z}{1 + e^{-z}}$。
 #
 # 写对了，`swiglu([2.0, -1.0, 0.0], [3.0, 3.0, 3.0])` 得到约 `[{{ (ac.silu(2.0) * 3) | round(3) }}, {{ (ac.silu(-1.0) * 3) | round(3) }}, 0.0]`：门是负数时，乘出来也可以是负的。检查还会换别的长度，包括很大、很负的读数（$z = -1000$ 时 $e^{-z}$ 会溢出，想想怎么写才不出错）。
 
