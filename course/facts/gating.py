@@ -109,14 +109,15 @@ def split_gap(losses, base_losses, seed):
 
 def flipped_by(end_losses, base_losses, seed):
     """A pair whose gaps on every other seed share one sign and whose gap on `seed` has the other:
-    {"others": [least, largest], "seed": its gap}, or None. base_losses, end_losses: {seed: loss}."""
-    gaps = {sd: v - base_losses[sd] for sd, v in end_losses.items() if sd in base_losses}
-    rest = [g for sd, g in gaps.items() if sd != seed]
-    if seed not in gaps or len(rest) < 2 or not (all(g > 0 for g in rest) or all(g < 0 for g in rest)):
+    {"others": [least, largest], "seeds": the others, "seed": its gap}, or None. base_losses,
+    end_losses: {seed: loss}."""
+    split = split_gap(end_losses, base_losses, seed)
+    rest = split["diffs"]
+    if split["seed"] is None or len(rest) < 2 or not (all(g > 0 for g in rest) or all(g < 0 for g in rest)):
         return None
-    if (gaps[seed] > 0) == (rest[0] > 0):
+    if (split["seed"] > 0) == (rest[0] > 0):
         return None
-    return {"others": [min(rest), max(rest)], "seeds": sorted(sd for sd in gaps if sd != seed), "seed": gaps[seed]}
+    return {"others": [min(rest), max(rest)], "seeds": split["seeds"], "seed": split["seed"]}
 
 
 def spread_facts(arms, steps, shared, runs, seed_runs, ablation):
@@ -192,7 +193,6 @@ def gating_facts(data, extra, ablation, card):
     by_step = {s: compare_at(s, runs, seed_runs, ablation) for s in steps}
     base = variant(ablation, "baseline")
     band_seeds = {key: {s: seeds.history_by_seed(base, last, key)[s] for s in base["seeds"]} for key in KEYS}
-    band_without_widest = {key: seeds.band(sorted(v.values())[:-1]) for key, v in band_seeds.items()}
     worst = max(band_seeds["val_loss"], key=band_seeds["val_loss"].get)
     arms = full + ([LINEAR] if variant(ablation, LINEAR) else [])
     shared = set.intersection(*[set(arm(n, last, "val_loss", runs, seed_runs, ablation)) for n in arms])
@@ -225,13 +225,9 @@ def gating_facts(data, extra, ablation, card):
                      for n in ORDER[1:] if n in runs},
         # The band's seeds at the end: which seed sets its width.
         "band_seeds": band_seeds,
-        "band_without_widest": band_without_widest,
-        # The baseline seed with the worst validation loss at the end, and whether any variant trained it;
-        # per variant that did, is that seed its worst too, and by how much past its next worst.
+        # The baseline seed with the worst validation loss at the end, and whether any variant trained it.
         "worst_seed": worst,
         "worst_seed_trained": any(worst in arm(n, last, "val_loss", runs, seed_runs, ablation) for n in full[1:]),
-        "worst_seed_lag": {n: lag(arm(n, last, "val_loss", runs, seed_runs, ablation), worst) for n in full
-                           if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)},
         # Per arm that trained the worst seed, on both losses: how far that seed trails the arm's others, step by step.
         "worst_seed_course": worst_courses,
         # How far the other arms' worst seed ever trails their other seeds, on either loss, at any step.
@@ -257,7 +253,7 @@ def gating_facts(data, extra, ablation, card):
         "over_run_split": [split_gap(arm("gelu_ffn", st, "train_loss", runs, seed_runs, ablation),
                                      arm("baseline", st, "train_loss", runs, seed_runs, ablation), worst)
                            for st in steps] if "gelu_ffn" in full else None,
-        # Each full arm's own range over its seeds, at the first evaluation and at the end.
+        # Each full arm's own range over its seeds, step by step.
         "own_band": {n: {key: [seeds.band(arm(n, st, key, runs, seed_runs, ablation).values()) for st in steps]
                          for key in KEYS} for n in full},
         "tails": tail_order(tails, "bilinear_ffn", [n for n in UNGATED if n in tails])

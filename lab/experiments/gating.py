@@ -440,10 +440,12 @@ def build_seeds_export(cfg, extra, first, meta, command, code, kept=([], [], [])
     new = [run_row(n, r, False) for (n, _), r in extra.items()]
     old_rows, old_timing, earlier = kept
     place = {n: i for i, n in enumerate(order)}
-    key = lambda r: (r["seed"], place.get(r["name"], len(place)))  # noqa: E731
-    rows = sorted(old_rows + new, key=key)
-    timing = sorted(old_timing + common.run_timing(new, 0.0)["runs"],
-                    key=lambda t: (t["seed"], place.get(t["run"], len(place))))
+
+    def seed_then_variant(seed, name):
+        return seed, place.get(name, len(place))
+
+    rows = sorted(old_rows + new, key=lambda r: seed_then_variant(r["seed"], r["name"]))
+    timing = sorted(old_timing + common.run_timing(new, 0.0)["runs"], key=lambda t: seed_then_variant(t["seed"], t["run"]))
     r0 = next(iter(extra.values()))
     new_s = sum(r["wall_seconds"] for r in new)
     choice = (f"seeds {cfg.extra_seeds} of {', '.join(dict.fromkeys(n for n, _ in extra))}, each the whole"
