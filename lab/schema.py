@@ -35,7 +35,9 @@ NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
 GATING_SEEDS_FILE = "gating/seeds.json"  # its extra seeds, beside it (the same module, extra_seeds=)
 ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE)
+BASELINE_SEEDS_FILE = "baseline-seeds.json"  # the baseline's later seeds, beside ablation.json (ffn, extra_seeds=)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE,
+           BASELINE_SEEDS_FILE)
 
 
 class SchemaError(ValueError):

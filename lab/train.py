@@ -259,7 +259,8 @@ def run(cfg: TrainConfig) -> dict:
         "wall_seconds": round(state["wall_seconds"], 1),
         "train_tokens_per_second": round(tokens_per_step * state["step"] / state["train_seconds"], 1),
         "device": str(device), "bf16_autocast": use_amp, "threads": torch.get_num_threads(),
-        "history": state["evals"], "probes": state["probes"], "config": recorded_train_config(cfg),
+        "history": state["evals"], "probes": state["probes"], "step_losses": state["losses"],
+        "config": recorded_train_config(cfg),
         "model_config": recorded_config(mcfg),
     }
     (out / "result.json").write_text(json.dumps(result, indent=1))

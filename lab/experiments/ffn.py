@@ -590,6 +590,9 @@ class AllConfig:
     # Parallel training processes. 1 = one run at a time with every core: on 2 CPU cores one
     # 2-thread run did 11,800 tok/s, two 1-thread runs side by side 3,300-4,200 each.
     jobs: int = 1
+    # "5,6,7": train these seeds of the baseline alone (the full schedule, ablation.json's settings) and
+    # write baseline-seeds.json only; a seed ablation.json has is rerun for its per-step losses.
+    extra_seeds: str = ""
 
 
 def plan_estimate(work_dir: Path, plan: list[tuple[str, int]], steps: int, jobs: int) -> str:
@@ -634,6 +637,9 @@ def run_command(corpus: str, out: str, work: str, overrides: list[str], command:
         if forbidden in t or forbidden in p or forbidden in e:
             raise SystemExit(f"`all` sets {forbidden} itself; use the single-step commands to choose it")
     all_cfg = config_from(AllConfig, a)
+    if all_cfg.extra_seeds:
+        run_extra_seeds(all_cfg, corpus, out, work, p, t, e.get("command") or command)
+        return
     # A command= override is what the model card records (as `lab export` honours it), else
     # this command line with its absolute paths cut to file names.
     command = e.get("command") or command
@@ -672,3 +678,105 @@ def run_command(corpus: str, out: str, work: str, overrides: list[str], command:
 
     run_export(config_from(ExportConfig, {**e, "work_dir": str(work_dir), "out_dir": out}), invoked=command)
     print(f"all: done in {time.time() - t0:.0f} s this invocation")
+
+
+# --- later seeds of the baseline (baseline-seeds.json) ----------------------------------------
+
+EXTRA_FILE = "baseline-seeds.json"
+
+
+def extra_seed_list(text: str) -> list[int]:
+    """extra_seed_list("5,6") -> [5, 6]"""
+    try:
+        seeds = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise SystemExit(f"extra_seeds: expected seeds such as 5,6,7, got {text!r}") from None
+    if not seeds or min(seeds) < 0:
+        raise SystemExit(f"extra_seeds: expected seeds such as 5,6,7, got {text!r}")
+    return seeds
+
+
+def step_losses(run_dir: Path, result: dict) -> list[float]:
+    """Every optimizer step's training loss: result.json's, or (a run finished before it kept them)
+    the checkpoint's state, which always has them."""
+    if result.get("step_losses"):
+        return result["step_losses"]
+    ckpt = torch.load(run_dir / "ckpt.pt", map_location="cpu", weights_only=False)
+    return ckpt["state"]["losses"]
+
+
+def extra_row(run_dir: Path, result: dict, earlier_history) -> dict:
+    """One baseline-seeds.json row; earlier_history is ablation.json's history of the seed (a rerun) or None."""
+    history = [{k: h[k] for k in ("step", "tokens", "epochs", "train_loss", "val_loss", "val_by_book", "wall_seconds")
+                if k in h} for h in result["history"]]
+    diff = None
+    if earlier_history is not None:
+        mine = {h["step"]: h for h in history}
+        diff = max(abs(mine[h["step"]][k] - h[k]) for h in earlier_history for k in ("train_loss", "val_loss"))
+    return {"seed": result["seed"], "rerun": earlier_history is not None, "val_loss": result["val_loss"],
+            "train_loss": result["train_loss"], "history": history,
+            "step_losses": [round(x, 5) for x in step_losses(run_dir, result)],
+            "wall_seconds": result["wall_seconds"], "tokens_per_second": result["train_tokens_per_second"],
+            "threads": result["threads"], "rerun_max_diff": None if diff is None else round(diff, 6)}
+
+
+def run_extra_seeds(all_cfg: AllConfig, corpus: str, out: str, work: str, p: dict, t: dict, command: str) -> dict:
+    """Train the baseline's extra seeds with ablation.json's settings and write baseline-seeds.json
+    beside it, keeping the rows of an earlier one that pairs with the same export."""
+    seeds = extra_seed_list(all_cfg.extra_seeds)
+    out_dir, work_dir = Path(out), Path(work)
+    changed = sorted(k for k in t if k not in train.RESUMABLE_DIFFERENCES)
+    if changed:
+        raise SystemExit(f"extra_seeds: the runs take ablation.json's training settings; {changed} cannot be set")
+    card = json.loads((out_dir / "model-card.json").read_text(encoding="utf-8"))
+    ablation = json.loads((out_dir / "ablation.json").read_text(encoding="utf-8"))
+    ensure_data(config_from(prepare.PrepareConfig, {**p, "corpus": corpus, "work_dir": str(work_dir)}))
+    meta = json.loads((work_dir / "data" / "meta.json").read_text())
+    if meta["corpus"] != card["corpus"]:
+        raise SystemExit(f"extra_seeds: the work dir's corpus is not the one of {out_dir / 'model-card.json'}")
+    commit, dirty = git_lab_commit()  # the code as this process loaded it
+    fields = {f for f in train.TrainConfig.__dataclass_fields__}
+    shared = {k: v for k, v in ablation["train_config"].items() if k in fields}
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    histories = dict(zip(base["seeds"], base["histories"]))
+    rows = {}
+    for s in seeds:
+        run_dir = work_dir / f"baseline-s{s}"
+        cfg = config_from(train.TrainConfig, {**shared, **t, "variant": "baseline", "seed": s,
+                                              "data_dir": str(work_dir / "data"), "out_dir": str(run_dir)})
+        result = train.run(cfg)
+        rows[s] = extra_row(run_dir, result, histories.get(s))
+    earlier = []
+    old_file = out_dir / EXTRA_FILE
+    if old_file.exists():
+        old = json.loads(old_file.read_text(encoding="utf-8"))
+        kept = [r for r in old["seed_runs"] if r["seed"] not in rows]
+        if old["pairs_with"]["date"] == card["date"] and kept:  # another export's rows are replaced
+            kept_seeds = {r["seed"] for r in kept}
+            for r in kept:
+                rows[r["seed"]] = r
+            earlier = [e for e in old["model_card"]["earlier"] if set(e["seeds"]) <= kept_seeds]
+            mine = sorted(s for s in kept_seeds if not any(s in e["seeds"] for e in earlier))
+            if mine:
+                mc = old["model_card"]
+                earlier.append({"date": mc["date"], "command": mc["command"], "code": mc["code"], "seeds": mine})
+    first = rows[seeds[0]]
+    device = "cuda" if torch.cuda.is_available() and t.get("device", "auto") in ("auto", "cuda") else "cpu"
+    doc = {
+        "schema_version": 1,
+        "metric": ablation["metric"],
+        "pairs_with": {"file": "ablation.json", "date": card["date"], "variant": "baseline"},
+        "seed_runs": [rows[s] for s in sorted(rows)],
+        "model_card": {
+            "name": card["name"], "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+            "command": command, "code": {"lab_commit": commit, "lab_dirty": dirty},
+            "hardware": {"device": device, "name": cpu_name() if device == "cpu" else torch.cuda.get_device_name(0),
+                         "cpu_count": os.cpu_count() or 1, "parallel_runs": 1, "threads_per_run": first["threads"],
+                         "bf16_autocast": False, "torch": torch.__version__},
+            "corpus": card["corpus"], "train_config": ablation["train_config"], "earlier": earlier},
+    }
+    write_validated(out_dir, {EXTRA_FILE: doc}, lambda parsed: schema.validate(EXTRA_FILE, parsed[EXTRA_FILE]))
+    for r in doc["seed_runs"]:
+        note = f" (rerun: largest difference from ablation.json {r['rerun_max_diff']})" if r["rerun"] else ""
+        print(f"  baseline seed {r['seed']}: val {r['val_loss']:.4f}, train {r['train_loss']:.4f}{note}")
+    return doc

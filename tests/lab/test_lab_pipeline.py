@@ -504,3 +504,31 @@ def test_the_plan_estimates_the_remaining_runs_at_each_variants_own_pace(tmp_pat
     # baseline 1 at 6 s a step and no_ffn 1 at 3 s a step: 900 s = 15 min
     assert plan_estimate(tmp_path, plan, 100, 1) == "plan: 2 of 4 runs to train, about 15 min at the pace of the 2 finished runs in the work dir"
     assert "about 8 min" in plan_estimate(tmp_path, plan, 100, 2)  # two at a time
+
+
+def test_extra_seeds_add_baseline_runs_with_their_step_losses(exported, books, tmp_path):
+    """`ffn ... extra_seeds=` trains the baseline's seeds with ablation.json's settings and writes
+    baseline-seeds.json beside it: a new seed, and a seed the export has (a rerun, which must land on
+    the same evaluations); a later call adds seeds and keeps the earlier rows."""
+    import shutil
+    out, runs = tmp_path / "export", tmp_path / "runs"
+    shutil.copytree(exported, out)
+    shutil.copytree(exported.parent / "runs", runs)
+    shutil.rmtree(runs / "baseline-s1")  # seed 1 is trained again from nothing
+    args = ["ffn", "--corpus", str(books[0]), "--out", str(out), "--work", str(runs), "vocab_size=300",
+            "val_chapters=2", "progress=false", "threads=1"]
+    main([*args, "extra_seeds=1,2"])
+    doc = json.loads((out / "baseline-seeds.json").read_text(encoding="utf-8"))
+    rows = {r["seed"]: r for r in doc["seed_runs"]}
+    assert sorted(rows) == [1, 2]
+    assert rows[1]["rerun"] and rows[1]["rerun_max_diff"] == 0  # the same run, step for step
+    assert not rows[2]["rerun"] and rows[2]["rerun_max_diff"] is None
+    ablation = json.loads((out / "ablation.json").read_text(encoding="utf-8"))
+    assert len(rows[2]["step_losses"]) == ablation["train_config"]["steps"]
+    assert doc["model_card"]["earlier"] == []
+    main([*args, "extra_seeds=3"])
+    later = json.loads((out / "baseline-seeds.json").read_text(encoding="utf-8"))
+    assert [r["seed"] for r in later["seed_runs"]] == [1, 2, 3]
+    assert later["model_card"]["earlier"][0]["seeds"] == [1, 2]
+    with pytest.raises(SystemExit, match="steps"):
+        main([*args, "extra_seeds=4", "steps=9"])
