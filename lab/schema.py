@@ -35,9 +35,10 @@ NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
 GATING_SEEDS_FILE = "gating/seeds.json"  # its extra seeds, beside it (the same module, extra_seeds=)
 ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
+ATTENTION_FAILED_FILE = "attention/failed-run.json"  # the same measures of the run v2's health check flags (seed=4 file=failed-run.json)
 BASELINE_SEEDS_FILE = "baseline-seeds.json"  # the baseline's later seeds, beside ablation.json (ffn, extra_seeds=)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE,
-           BASELINE_SEEDS_FILE)
+           ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE)
 
 
 class SchemaError(ValueError):
@@ -150,7 +151,7 @@ def _semantic(name: str, data: dict):
         _semantic_gating(data, fail)
     if name == GATING_SEEDS_FILE:
         _semantic_gating_seeds(data, fail)
-    if name == ATTENTION_FILE:
+    if name in (ATTENTION_FILE, ATTENTION_FAILED_FILE):
         _semantic_attention(data, fail)
     if name == "neurons.json":
         passage = data["passage"]

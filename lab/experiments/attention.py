@@ -41,6 +41,7 @@ from lab.model import apply_rope
 NAME = "attention"
 DEFAULT_OUT = "data/real-model/attention"
 FILE = "attention/attention.json"
+FILES = {"attention.json": FILE, "failed-run.json": "attention/failed-run.json"}  # file= -> the export it writes
 PUNCTUATION = "，。：；「」『』！？、（）《》…—,.:;!?"  # a token is punctuation when it has no other character
 SENTENCE_END = "。！？\n"  # a sentence ends with a token holding one of these
 CLEAN_END = "。！？」』"  # ... and ends cleanly when that token's last character is one of these or a space
@@ -64,6 +65,7 @@ class Config:
     control_seeds: int = 5  # its seeds 0..n-1 (the baseline's five), trained here when missing (resumable)
     progress: bool = True  # the control runs' progress bars
     command: str = ""  # the command to record (default: this process's command line)
+    file: str = "attention.json"  # failed-run.json: the same measures of the run v2 flags as failed (seed=4 control=)
 
 
 def token_texts(pieces: list[bytes], ids: list[int]) -> list[dict]:
@@ -368,10 +370,12 @@ def export(cfg: Config, invoked: str) -> dict:
 
 def run_export(cfg: Config, invoked: str = "python -m lab attention") -> dict:
     print("attention config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    if cfg.file not in FILES:
+        raise SystemExit(f"file={cfg.file!r}; known: {sorted(FILES)}")
     control = train_control(cfg) if cfg.control and cfg.control_seeds else []
     doc = export(cfg, invoked)
     if control:
         doc["control"] = control_section(cfg, control)
-    path = schema.write_validated(FILE, doc, cfg.out_dir)
+    path = schema.write_validated(FILES[cfg.file], doc, cfg.out_dir)
     print(f"attention: wrote {path} ({path.stat().st_size:,} B) in {doc['seconds']} s")
     return doc

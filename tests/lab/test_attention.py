@@ -110,3 +110,16 @@ def test_the_control_is_trained_like_the_baseline_seed_for_seed(exported):
     assert result["config"]["steps"] == 4 and result["config"]["block_size"] == 32 and result["seed"] == 1
     ckpt = torch.load(exported / "runs" / "prefix_mean-s0" / "ckpt.pt", map_location="cpu", weights_only=False)
     assert not any(".qkv." in k for k in ckpt["model"]) and any(".attn.v." in k for k in ckpt["model"])
+
+
+def test_another_seed_is_written_as_the_failed_run_export_beside_the_lessons(exported):
+    """file=failed-run.json writes the same measures of another seed beside attention.json, which stays."""
+    before = (exported / "export" / "attention.json").read_text(encoding="utf-8")
+    main(["attention", "--work", str(exported / "runs"), "--out", str(exported / "export"), "seed=1", "control=",
+          "file=failed-run.json", "passages=1", "min_tokens=6", "max_tokens=30", "progress=false"])
+    doc = json.loads((exported / "export" / "failed-run.json").read_text(encoding="utf-8"))
+    schema.validate(schema.ATTENTION_FAILED_FILE, doc)
+    assert doc["model"]["seed"] == 1 and "control" not in doc
+    assert (exported / "export" / "attention.json").read_text(encoding="utf-8") == before
+    with pytest.raises(SystemExit, match="file="):
+        main(["attention", "--work", str(exported / "runs"), "--out", str(exported / "export"), "file=x.json"])
