@@ -1,19 +1,31 @@
 """Facts of our model's norm experiment (data/real-model/norm/norm.json, `python -m lab norm`):
 facts.norm, or None before its first export. Lesson c4/l3's 真模型 reads only these.
 
-Every comparison is read by the seeds protocol (widgets/common/seeds.py) against the baseline's
-seed band at the same step; the baseline's seeds are the FFN experiment's (ablation.json), whose
-seed 0 is the norm export's baseline run.
+Every comparison is read by the seeds protocol v2 (widgets/common/seeds.py: read, contrast, say,
+holm), after the fact: the runs were trained before v2. One reading per step and loss over every
+run of the experiment that reached that step with a finite loss (`arms_at`): the baseline's seeds
+(the FFN experiment's, through course/facts/_baseline.py, so seeds added to the baseline join
+here; its seed 0 is the norm export's `baseline` and `pre_ln_warmup` runs, which are not arms of
+their own), the placement arms with their seed_runs, and every other run as its own arm. A run cut
+short is read only at its last step, against the baseline at that step.
+
+Helpers kept here, not in seeds.py: `arms_at` (the arms at one step), `read_at` (one reading and
+its named contrasts), `say` and `contrast` (seeds.say / seeds.contrast, a split arm named as the
+page names it), `arm_health` (an arm's seeds, failed runs and runs more than T below its median),
+`failed_course` (how a failed baseline run fell behind the other seeds), and PRIMARY, the lesson's
+primary comparisons, declared post hoc, Holm-corrected in `comparisons`.
 """
+import math
 import statistics
 
 from course.widgets import common_module
+
+from . import _baseline
 
 numfmt = common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")
 
 KEY = "real-model/norm/norm"
-ABLATION = "real-model/ablation"
 STUCK = 0.1  # a run whose val loss is within this of the unigram's has learnt nothing beyond token counts
 LEAVE_MARGIN = 0.05  # a 10-step mean of training loss this far below the unigram has left its plateau
 LABELS = {  # the page's names of the runs
@@ -27,6 +39,8 @@ LABELS = {  # the page's names of the runs
     "post_ln_warmup_high_lr": "Post-LN，有预热，3 倍学习率",
     "post_ln_no_warmup_high_lr": "Post-LN，不预热，3 倍学习率",
     "layernorm": "LayerNorm（Pre-LN，有预热）",
+    "gain_decay": "增益 g 做权重衰减",
+    "zero_centred_decay": "增益写成 1 + w、对 w 做权重衰减",
 }
 CURVE_RUNS = ("baseline", "pre_ln_no_warmup", "post_ln_warmup", "post_ln_no_warmup", "layernorm",
               "post_ln_warmup_high_lr")  # the curve chart's runs, in its order
@@ -107,57 +121,146 @@ def gain_facts(models):
     return out
 
 
+BASE_ARM = "pre_warm"  # the baseline is Pre-LN with warm-up
+ARM_OF = {"pre_ln_no_warmup": "pre_cold", "post_ln_warmup": "post_warm", "post_ln_no_warmup": "post_cold"}
+NOT_AN_ARM = ("baseline", "pre_ln_warmup")  # the norm export's reruns of the baseline's seed 0
+ARM_LABELS = {BASE_ARM: "基线", "pre_cold": "Pre-LN 不预热", "post_warm": "Post-LN 有预热",
+              "post_cold": "Post-LN 不预热"}
+PAIRS = {  # name: (a, b), read as a - b
+    "pre_cold-pre_warm": ("pre_cold", BASE_ARM), "post_warm-pre_warm": ("post_warm", BASE_ARM),
+    "post_cold-post_warm": ("post_cold", "post_warm"), "post_warm-pre_cold": ("post_warm", "pre_cold"),
+    "post_cold-pre_warm": ("post_cold", BASE_ARM), "post_cold-pre_cold": ("post_cold", "pre_cold")}
+# The lesson's primary comparisons, declared post hoc (after the runs, when v2 came): validation
+# loss at the short runs' step. Post-LN with warm-up against Pre-LN without (Xiong et al.'s), and
+# warm-up within each placement. Holm's correction over the three; every other reading is description.
+PRIMARY = ("post_warm-pre_cold", "post_cold-post_warm", "pre_cold-pre_warm")
+PRIMARY_LOSS = "val_loss"
+
+
+def arm_label(arm):
+    return ARM_LABELS.get(arm) or LABELS.get(arm, arm)
+
+
 def baseline_seeds(ablation, step, key="val_loss"):
-    """{seed: the baseline's loss at evaluation `step`} over the FFN experiment's seeds."""
+    """{seed: the baseline's loss at evaluation `step`} over the baseline's seeds (finite ones)."""
     base = next(v for v in ablation["variants"] if v["name"] == "baseline")
-    return seeds.history_by_seed(base, step, key)
+    return {s: v for s, v in seeds.history_by_seed(base, step, key).items() if v is not None and math.isfinite(v)}
 
 
-def seed_losses(name, runs, seed_runs, step, key="val_loss"):
-    """{seed: loss at `step`} of one of this export's runs over its seeds (run_seed and seed_runs)."""
-    return seeds.runs_by_seed([runs[name], *[s for s in seed_runs if s["name"] == name]], step, key)
+def arms_at(runs, seed_runs, ablation, step, key="val_loss"):
+    """{arm: {seed: loss at `step`}}: every run of the experiment that reached `step` with a finite
+    loss. The baseline's seeds are arm BASE_ARM; the placement runs go to their arms (ARM_OF) with
+    their seed_runs; every other run is its own arm. A diverged run (finite False) is no arm: it is
+    not a failed run of the health check, and the page says it diverged."""
+    arms = {BASE_ARM: baseline_seeds(ablation, step, key)}
+    for r in [*runs.values(), *seed_runs]:
+        if r["name"] in NOT_AN_ARM or not r["finite"]:
+            continue
+        v = seeds.at_step(r["history"], step, key)
+        if v is not None and math.isfinite(v):
+            arms.setdefault(ARM_OF.get(r["name"], r["name"]), {})[r["seed"]] = v
+    return {n: a for n, a in arms.items() if a}
 
 
-def comparisons(runs, seed_runs, ablation, short):
-    """Each placement comparison the page reads, at step `short`, by the seeds protocol, on val
-    and on training loss. The Pre-LN-with-warm-up arm is the baseline itself (its seeds)."""
-    out = {}
-    for key in ("val_loss", "train_loss"):
-        base = baseline_seeds(ablation, short, key)
-        width = seeds.band(base.values())
-        arms = {"pre_warm": base, **{k: seed_losses(n, runs, seed_runs, short, key) for k, n in
-                (("pre_cold", "pre_ln_no_warmup"), ("post_warm", "post_ln_warmup"), ("post_cold", "post_ln_no_warmup"))
-                if n in runs}}
-        pairs = {"pre_cold-pre_warm": ("pre_warm", "pre_cold"), "post_warm-pre_warm": ("pre_warm", "post_warm"),
-                 "post_cold-post_warm": ("post_warm", "post_cold"), "post_warm-pre_cold": ("pre_cold", "post_warm"),
-                 "post_cold-pre_warm": ("pre_warm", "post_cold")}
-        out[key] = {"band": width, "arms": arms, "base_seeds": sorted(base)}
-        for name, (a, b) in pairs.items():
-            if a in arms and b in arms:
-                c = seeds.compare(arms[a], arms[b], width)
-                out[key][name] = {**c, "say": seeds.verdict(c)}
+def say(c):
+    """seeds.say(c), except that a split arm is named as the page names it (seeds.say prints the
+    arm's key): 「基线的种子在这一步分成了两拨，暂不读」."""
+    if c["status"] == "split":
+        return "、".join(arm_label(n) for n in c["split"]) + "的种子在这一步分成了两拨，暂不读"
+    return seeds.say(c)
+
+
+def contrast(reading, a, b):
+    """seeds.contrast(reading, a, b) with its sentence (`say`)."""
+    c = seeds.contrast(reading, a, b)
+    return {**c, "say": say(c)}
+
+
+def arm_health(reading, arms, arm):
+    """One arm's seeds in a reading: losses, median, failed runs, runs more than T below the
+    median, and whether the arm is split."""
+    a = arms.get(arm, {})
+    if not a:
+        return None
+    med = seeds.median(a.values())
+    t = reading["threshold"]
+    healthy = reading["healthy"].get(arm, {})
+    return {"n": len(a), "seeds": sorted(a), "losses": dict(sorted(a.items())), "median": med,
+            "min": min(a.values()), "max": max(a.values()),
+            "failed": dict(sorted(reading["failed"].get(arm, {}).items())),
+            "low": {s: v for s, v in sorted(a.items()) if v - med < -t},
+            "split": reading["split"].get(arm), "healthy_n": len(healthy),
+            "healthy_min": min(healthy.values()) if healthy else None,
+            "healthy_max": max(healthy.values()) if healthy else None}
+
+
+def failed_course(ablation, seed, upto, key="val_loss"):
+    """How a failed baseline run fell behind: at each evaluation up to `upto`, its loss minus the
+    median of the baseline's other seeds (`lags`); the step where that lag grew most (`opened`,
+    after `before`, None when that is the first evaluation), and the lag's range from then on."""
+    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
+    steps = sorted({h["step"] for h in base["histories"][base["seeds"].index(seed)] if h["step"] <= upto})
+    lags = []
+    for step in steps:
+        at = baseline_seeds(ablation, step, key)
+        others = [v for s, v in at.items() if s != seed]
+        if seed in at and others:
+            lags.append((step, at[seed] - seeds.median(others)))
+    if not lags:
+        return None
+    grew = [(lags[i][1] - (lags[i - 1][1] if i else 0.0), i) for i in range(len(lags))]
+    i = max(grew)[1]
+    after = [g for _, g in lags[i:]]
+    return {"seed": seed, "lags": lags, "opened": lags[i][0], "before": lags[i - 1][0] if i else None,
+            "low": min(after), "high": max(after), "last": lags[-1][1]}
+
+
+def read_at(runs, seed_runs, ablation, step, key="val_loss", pairs=None):
+    """One v2 reading at `step` for `key`: the arms, the health check, the noise, and the named
+    contrasts ({name: (a, b)}, those whose arms both ran)."""
+    arms = arms_at(runs, seed_runs, ablation, step, key)
+    r = seeds.read(arms)
+    spread = [max(a.values()) - min(a.values()) for n, a in arms.items() if n != BASE_ARM and len(a) > 1]
+    out = {"step": step, "key": key, "arms": arms, "threshold": r["threshold"], "sd": r["sd"], "df": r["df"],
+           "failed": {n: f for n, f in r["failed"].items() if f}, "split": r["split"],
+           "base": arm_health(r, arms, BASE_ARM), "others_spread": max(spread) if spread else None,
+           "reading": r}
+    for name, (a, b) in (pairs or {}).items():
+        if a in arms and b in arms:
+            out[name] = contrast(r, a, b)
     return out
 
 
-def long_run(run, unigram, every, ablation):
-    """A run trained past the short length: its val loss at every evaluation, against the
-    baseline's seeds at the same steps, and whether it ever left the unigram plateau."""
-    base = next(v for v in ablation["variants"] if v["name"] == "baseline")
-    points = []
-    for h in run["history"]:
-        b = seeds.history_by_seed(base, h["step"], "val_loss")
-        points.append({"step": h["step"], "val_loss": h["val_loss"], "train_loss": h["train_loss"],
-                       "baseline_min": min(b.values()) if b else None, "baseline_max": max(b.values()) if b else None,
-                       "stuck": h["val_loss"] is None or h["val_loss"] > unigram - STUCK})
-    # Against the baseline's same seed at the run's last step, by the protocol's one-seed rule.
+def comparisons(runs, seed_runs, ablation, short):
+    """The placement comparisons the page reads at step `short` by v2, on val and on training loss;
+    the primary ones (PRIMARY, on PRIMARY_LOSS) Holm-corrected."""
+    out = {key: read_at(runs, seed_runs, ablation, short, key, PAIRS) for key in ("val_loss", "train_loss")}
+    val, train = out["val_loss"], out["train_loss"]
+    # Do the two losses agree, pair by pair (before Holm, which only the primary readings get)?
+    out["agree"] = {n: val[n]["status"] == train[n]["status"] and val[n]["direction"] == train[n]["direction"]
+                    for n in PAIRS if n in val and n in train}
+    prim = out[PRIMARY_LOSS]
+    names = [n for n in PRIMARY if n in prim]
+    for name, c in zip(names, seeds.holm([prim[n] for n in names])):
+        prim[name] = {**c, "primary": True, "say": say(c)}
+    out["primary"] = names
+    return out
+
+
+def long_run(run, unigram, every, ablation, runs, seed_runs):
+    """A run trained past the short length: its val loss at every evaluation, whether it ever left
+    the unigram plateau, and, at its last step, the v2 reading of it against the baseline there."""
+    points = [{"step": h["step"], "val_loss": h["val_loss"], "train_loss": h["train_loss"],
+               "stuck": h["val_loss"] is None or h["val_loss"] > unigram - STUCK} for h in run["history"]]
     last = run["steps_trained"]
-    at_last = seeds.history_by_seed(base, last, "val_loss")
-    c = seeds.compare({run["seed"]: at_last[run["seed"]]} if run["seed"] in at_last else {},
-                      {run["seed"]: seeds.at_step(run["history"], last, "val_loss")}, seeds.band(at_last.values()))
+    at_last = read_at(runs, seed_runs, ablation, last)
+    arm = ARM_OF.get(run["name"], run["name"])
     return {"name": run["name"], "steps": last, "points": points,
             "left_at": left_plateau(run["train_curve"], every, unigram),
             "left_val_at": next((p["step"] for p in points if not p["stuck"]), None),
-            "vs_baseline": {**c, "say": seeds.verdict(c)}}
+            "base": at_last["base"], "threshold": at_last["threshold"],
+            "failed_courses": [failed_course(ablation, s, last) for s in (at_last["base"] or {}).get("failed", {})],
+            "vs_baseline": contrast(at_last["reading"], arm, BASE_ARM)}
 
 
 UNCOLLAPSE = 0.95  # cosine between positions after block 2 below this: the stream no longer one vector there
@@ -223,15 +326,16 @@ def norm_facts(data, ablation):
     gains = gain_facts(data["gains"]["models"])
     undecayed = next((gains[r["name"]] for r in rows if r["place"] == "pre" and r["warmup"] and r["lr_mult"] == 1.0
                       and r["name"] in gains), None)
-    longer = [long_run(runs[r["name"]], unigram, every, ablation) for r in rows if r["steps"] > short]
-    band_short = seeds.band(baseline_seeds(ablation, short).values())
+    longer = [long_run(runs[r["name"]], unigram, every, ablation, runs, seed_runs) for r in rows if r["steps"] > short]
+    compare = comparisons(runs, seed_runs, ablation, short)
     late = None  # Post-LN with and without warm-up where both runs went past the short length
     if {"post_ln_warmup", "post_ln_no_warmup"} <= {L["name"] for L in longer}:
         step = min(runs["post_ln_warmup"]["steps_trained"], runs["post_ln_no_warmup"]["steps_trained"])
         warm, cold = (loss_at(runs[n], step) for n in ("post_ln_warmup", "post_ln_no_warmup"))
-        c = seeds.compare({0: warm}, {0: cold}, seeds.band(baseline_seeds(ablation, step).values()))
-        late = {"step": step, "warm": warm, "cold": cold, **c, "say": seeds.verdict(c),
+        at = read_at(runs, seed_runs, ablation, step)
+        late = {"step": step, "warm": warm, "cold": cold, **contrast(at["reading"], "post_cold", "post_warm"),
                 **inside_facts(runs["post_ln_warmup"], runs["post_ln_no_warmup"], every)}
+    ln_at = read_at(runs, seed_runs, ablation, layernorm["steps_trained"]) if layernorm else None
     return {
         "card": card,
         "runs": runs,
@@ -242,9 +346,9 @@ def norm_facts(data, ablation):
         "high_lr_mult": high,
         "cell": {f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}": r for (p, w, m), r in by.items()},
         "short_steps": short,
-        "band_short": band_short,
         "baseline_seed_count": len(baseline_seeds(ablation, short)),
-        "compare": comparisons(runs, seed_runs, ablation, short),
+        "compare": compare,
+        "arm_labels": {n: arm_label(n) for n in compare["val_loss"]["arms"]},
         "longer": longer,
         "stuck_margin": STUCK,
         "leave_margin": LEAVE_MARGIN,
@@ -256,14 +360,11 @@ def norm_facts(data, ablation):
         "adam": adam_facts(card, data["first_step"]) if "first_step" in data else None,
         "not_run": [f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}" for p in ("pre", "post")
                     for w in (False, True) for m in (1.0, high) if (p, w, m) not in by],
-        "layernorm": None if layernorm is None else {
+        "layernorm": None if layernorm is None else {  # read at its last step, against the baseline there
             "steps": layernorm["steps_trained"], "val_loss": layernorm["val_loss"],
-            "baseline_then": loss_at(baseline, layernorm["steps_trained"]),
+            "baseline_then": loss_at(baseline, layernorm["steps_trained"]),  # seed 0, the same batches
             "diff": layernorm["val_loss"] - loss_at(baseline, layernorm["steps_trained"]),
-            "band": seeds.band(baseline_seeds(ablation, layernorm["steps_trained"]).values()),
-            "compare": seeds.compare({baseline["seed"]: loss_at(baseline, layernorm["steps_trained"])},
-                                     {layernorm["seed"]: layernorm["val_loss"]},
-                                     seeds.band(baseline_seeds(ablation, layernorm["steps_trained"]).values()))},
+            "base": ln_at["base"], "compare": contrast(ln_at["reading"], "layernorm", BASE_ARM)},
         "gradients": gradient_facts(data["gradients"]["models"]),
         "gains": gains,
         "undecayed": undecayed,
@@ -275,4 +376,4 @@ def norm_facts(data, ablation):
 
 
 def facts(data):
-    return {"norm": norm_facts(data[KEY], data[ABLATION]) if KEY in data else None}
+    return {"norm": norm_facts(data[KEY], _baseline.ablation(data)) if KEY in data else None}

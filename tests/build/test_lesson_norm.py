@@ -81,9 +81,7 @@ def test_the_real_model_section_follows_the_norm_export(site_dir):
     for row in n["rows"]:  # one table row per placement run, with its loss and its reading
         reading = "发散" if not row["finite"] else "还在平台上：只学会了词频" if row["stuck"] else "离开了平台"
         assert f"{row['at_short']:.3f}" in text and reading in text
-    for key in ("pre_cold-pre_warm", "post_cold-post_warm", "post_warm-pre_warm", "post_warm-pre_cold"):
-        assert n["compare"]["val_loss"][key]["say"] in text  # each read by the seeds protocol
-    assert f"{n['band_short']:.3f}，这是「种子带」" in text
+    check_v2_readings(html, text, n)
     g = n["gradients"]
     d = g["depths"][0]
     assert f"最后一块，Pre-LN 是 Post-LN 的 {num(g['pre_over_post_last'][d], 1)} 倍" in text
@@ -97,9 +95,52 @@ def test_the_real_model_section_follows_the_norm_export(site_dir):
             assert pct(m["head_input_change"]) in text
     if n["layernorm"]:
         ln = n["layernorm"]  # compared with the baseline at the same step, not with its full run
-        assert f"验证损失 {ln['val_loss']:.3f}；RMSNorm 基线在同一步是 {ln['baseline_then']:.3f}" in text
+        assert f"验证损失 {ln['val_loss']:.3f}；同一个种子、同一串批次的 RMSNorm 基线在同一步是 {ln['baseline_then']:.3f}" in text
+        assert f"LayerNorm 减去基线：{ln['compare']['say']}" in text
         assert f"{n['speed']['rmsnorm_median']:,.0f} 个 token" in text
     card = n["card"]
     assert card["command"] in text
     over = n["new_minutes"] > n["budget_minutes"]  # an overrun is said, not hidden
     assert (f"超出了 {n['budget_minutes']:.0f} 分钟的预算" if over else f"预算 {n['budget_minutes']:.0f} 分钟") in text
+
+
+# What the page may no longer say: the old rule's band and the hedges it forced.
+OLD_RULE = ("种子带", "分辨力", "回答不了", "测不出这么小", "单种子的规则", "按规则不算测到", "预热看来有用", "一个种子也够")
+
+
+def check_v2_readings(html, text, n):
+    """真模型 reads every comparison by seeds v2, after the fact, and says so once."""
+    assert text.count("事后按 v2 读") >= 1 and 'C3 第 1 课</a>' in html and "/c3/l1-" in html
+    for phrase in OLD_RULE:
+        assert phrase not in text, phrase
+    v, t = n["compare"]["val_loss"], n["compare"]["train_loss"]
+    assert f"第 {n['short_steps']} 步的健康检查，门槛 T = {num(v['threshold'], 3)}" in text
+    for name in ("post_warm-pre_cold", "post_cold-pre_cold", "post_cold-post_warm", "pre_cold-pre_warm"):
+        assert v[name]["say"] in text and t[name]["say"] in text, name
+    for name in ("post_warm-pre_warm", "post_cold-pre_warm"):
+        assert v[name]["say"] in text, name
+    xi = v["post_warm-pre_cold"]
+    assert ("Holm 校正后仍算测到" in text) == bool(xi["holm"])
+    if xi["direction"] > 0:  # the thesis, where v2 measures it
+        assert "不预热的 Pre-LN 好得多" in text and "有预热的 Post-LN 比不预热的 Pre-LN 还差" in text
+    base = v["base"]
+    if base["split"]:
+        assert "「分成了两拨」：这一步不拿基线比" in text
+        if base["low"]:
+            assert "低出 T 以上的有种子 " + "、".join(str(s) for s in base["low"]) in text
+    else:
+        assert "「分成了两拨」" not in text.split("常见误解")[0]
+    for L in n["longer"]:
+        assert L["vs_baseline"]["say"] in text
+        if L["vs_baseline"]["status"] == "one_seed":  # one seed carries no thesis
+            assert "一个种子，待第二个种子确认" in L["vs_baseline"]["say"]
+    longest = max(n["longer"], key=lambda L: L["steps"]) if n["longer"] else None
+    if longest and longest["base"]["failed"]:
+        b = longest["base"]
+        for seed, loss in b["failed"].items():  # each failed baseline run named, with its loss
+            assert f"第 {num(longest['steps'])} 步是 {loss:.3f}（健康的 {b['healthy_n']} 个在" in text
+            assert f"种子 {seed} " in text
+        assert "把它标成失败的训练" in text
+        assert f"{b['healthy_n']} 个健康的种子在 {b['healthy_min']:.3f}～{b['healthy_max']:.3f}" in text
+    if n["late"]:
+        assert f"不预热减去有预热：{n['late']['say']}" in text

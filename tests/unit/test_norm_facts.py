@@ -33,20 +33,119 @@ def test_every_placement_run_is_a_cell_read_against_the_unigram():
     assert f["cell"]["pre-warm-high"]["lr_mult"] == data["model_card"]["training"]["high_lr_mult"]
 
 
-def test_comparisons_pair_seeds_against_the_baselines_band_at_the_same_step():
+def at(run, step, key="val_loss"):
+    return next(h[key] for h in run["history"] if h["step"] == step)
+
+
+def test_comparisons_read_every_arm_at_the_same_step_by_seeds_v2():
+    """One v2 reading at the short step over the baseline's seeds and every run that reached it:
+    the baseline's rerun (pre_ln_warmup, the export's baseline) is no arm of its own; the
+    placement runs join their seed_runs; a gap is mean minus mean over healthy runs, ± t·s·√(1/n+1/n)."""
     data = export()
     short = data["model_card"]["training"]["short_steps"]
     f = norm.norm_facts(data, ablation(data, {0: 5.0, 1: 5.1, 2: 5.05}))
-    c = f["compare"]["val_loss"]
-    assert c["band"] == pytest.approx(0.1)
-    # The fixture trains pre_ln_no_warmup at seeds 0 and 1: two pairs with the baseline's seeds.
-    pre_cold = {r["seed"]: r for r in [f["runs"]["pre_ln_no_warmup"], *f["seed_runs"]] if r["name"] == "pre_ln_no_warmup"}
-    assert sorted(pre_cold) == [0, 1] and c["pre_cold-pre_warm"]["pairs"] == 2
-    at = {s: next(h["val_loss"] for h in r["history"] if h["step"] == short) for s, r in pre_cold.items()}
-    assert c["pre_cold-pre_warm"]["gap"] == pytest.approx(((at[0] - 5.0) + (at[1] - 5.1)) / 2)
-    assert c["pre_cold-pre_warm"]["say"].startswith("2 个种子配对")
-    # Post-LN with warm-up has one seed in the fixture: the one-seed rule reads it.
-    assert c["post_warm-pre_warm"]["rule"] == "one_seed"
+    v = f["compare"]["val_loss"]
+    assert v["arms"]["pre_warm"] == {0: 5.0, 1: 5.1, 2: 5.05}
+    assert "pre_ln_warmup" not in v["arms"] and "baseline" not in v["arms"]
+    cold = [r for r in [f["runs"]["pre_ln_no_warmup"], *f["seed_runs"]] if r["name"] == "pre_ln_no_warmup"]
+    assert v["arms"]["pre_cold"] == {r["seed"]: at(r, short) for r in cold} and len(cold) == 2
+    c = v["pre_cold-pre_warm"]
+    mean_cold = sum(at(r, short) for r in cold) / 2
+    assert c["gap"] == pytest.approx(mean_cold - 5.05)
+    assert c["n_a"] == 2 and c["n_b"] == 3
+    r = norm.seeds.read(v["arms"])
+    assert c["half_width"] == pytest.approx(norm.seeds.t_quantile(r["df"]) * r["sd"] * (1 / 2 + 1 / 3) ** 0.5)
+    assert c["say"] == norm.seeds.say(c) and c["say"].endswith(norm.seeds.VERDICT[c["status"]])
+    # Post-LN with warm-up has one seed in the fixture: whatever its gap, it never counts as measured.
+    one = v["post_warm-pre_warm"]
+    assert one["n_a"] == 1 and not one["measured"] and one["status"] in ("one_seed", "within")
+
+
+def test_the_primary_comparisons_are_holm_corrected_and_the_rest_are_not():
+    data = export()
+    f = norm.norm_facts(data, ablation(data, {0: 5.0, 1: 5.1, 2: 5.05}))
+    v, t = f["compare"]["val_loss"], f["compare"]["train_loss"]
+    assert f["compare"]["primary"] == [n for n in norm.PRIMARY if n in v]
+    for n in f["compare"]["primary"]:
+        assert v[n]["primary"] and "holm" in v[n]
+        assert v[n]["say"] == norm.say(v[n])
+    assert "holm" not in t["pre_cold-pre_warm"] and "holm" not in v.get("post_cold-pre_cold", {})
+    # Holm can only take a measured reading away, never add one.
+    for n in f["compare"]["primary"]:
+        c = norm.contrast(v["reading"], *norm.PAIRS[n])
+        assert v[n]["measured"] <= c["measured"]
+
+
+def test_a_failed_baseline_run_is_listed_and_left_out():
+    """A baseline seed far above the others is a failed run: listed with its loss, out of the mean."""
+    data = export()
+    losses = {0: 5.00, 1: 5.01, 2: 5.02, 3: 5.015, 4: 5.60}
+    f = norm.norm_facts(data, ablation(data, losses))
+    v = f["compare"]["val_loss"]
+    assert v["failed"]["pre_warm"] == {4: 5.60} and v["base"]["failed"] == {4: 5.60}
+    assert v["base"]["healthy_n"] == 4 and v["base"]["healthy_max"] == pytest.approx(5.02)
+    c = v["pre_cold-pre_warm"]
+    assert c["mean_b"] == pytest.approx(sum([5.00, 5.01, 5.02, 5.015]) / 4) and c["n_b"] == 4
+
+
+def test_a_split_baseline_is_not_read_and_the_page_names_it():
+    data = export()
+    f = norm.norm_facts(data, ablation(data, {0: 5.0, 1: 5.3, 2: 5.31, 3: 5.6, 4: 5.32}))
+    v = f["compare"]["val_loss"]
+    assert v["split"] == {"pre_warm": "low"} and v["base"]["low"] == {0: 5.0}
+    c = v["pre_cold-pre_warm"]
+    assert c["status"] == "split" and not c["measured"]
+    assert c["say"] == "基线的种子在这一步分成了两拨，暂不读"
+
+
+def test_a_diverged_run_is_no_arm():
+    data = export()
+    short = data["model_card"]["training"]["short_steps"]
+    for r in data["runs"]:
+        if r["name"] == "post_ln_warmup":
+            r["finite"] = False
+    arms = norm.arms_at({r["name"]: r for r in data["runs"]}, data["seed_runs"], ablation(data, {0: 5.0}), short)
+    assert "post_warm" not in arms and "post_cold" in arms
+
+
+def test_a_run_cut_short_is_read_at_its_last_step_against_the_baseline_there():
+    data = export()
+    short, full = data["model_card"]["training"]["short_steps"], data["model_card"]["training"]["steps"]
+    lasts = (4.80, 4.82, 4.81, 5.30)  # seed 3 fails
+    base = {"name": "baseline", "seeds": [0, 1, 2, 3],
+            "histories": [[{"step": short, "val_loss": 6.0 + i / 100, "train_loss": 6.1},
+                           {"step": full, "val_loss": v, "train_loss": v}] for i, v in enumerate(lasts)]}
+    f = norm.norm_facts(data, {"variants": [base]})
+    ln = f["layernorm"]
+    assert ln["steps"] == full and ln["base"]["failed"] == {3: 5.30}  # the fixture trains layernorm the full schedule
+    c = ln["compare"]
+    assert c["n_a"] == 1 and c["n_b"] == 3 and c["mean_b"] == pytest.approx(4.81)
+    assert c["gap"] == pytest.approx(f["runs"]["layernorm"]["val_loss"] - 4.81)
+    assert not c["measured"]  # one seed: at most 「一个种子，待第二个种子确认」
+
+
+def test_the_failed_runs_course_against_the_other_seeds():
+    hist = lambda vals: [{"step": s, "val_loss": v, "train_loss": v} for s, v in zip((200, 400, 600), vals)]  # noqa: E731
+    ab = {"variants": [{"name": "baseline", "seeds": [0, 1, 2],
+                        "histories": [hist((6.0, 5.5, 5.2)), hist((6.1, 5.6, 5.3)), hist((6.2, 6.0, 5.7))]}]}
+    fc = norm.failed_course(ab, 2, 600)
+    assert [s for s, _ in fc["lags"]] == [200, 400, 600]
+    assert fc["lags"][0][1] == pytest.approx(0.15) and fc["lags"][1][1] == pytest.approx(0.45)
+    assert (fc["before"], fc["opened"]) == (200, 400)
+    assert fc["low"] == pytest.approx(0.45) and fc["high"] == pytest.approx(0.45)
+
+
+def test_seeds_added_to_the_baseline_join_the_reading():
+    """facts() reads the baseline through _baseline.ablation: a later seed joins the baseline arm."""
+    data = export()
+    short = data["model_card"]["training"]["short_steps"]
+    ab = ablation(data, {0: 5.0, 1: 5.1})
+    ab["variants"][0].update(val_losses=[5.0, 5.1], train_losses=[5.1, 5.2])
+    extra = {"seed_runs": [{"seed": 5, "val_loss": 5.05, "train_loss": 5.15,
+                            "history": [{"step": short, "val_loss": 5.05, "train_loss": 5.15}]}]}
+    f = norm.facts({norm.KEY: data, "real-model/ablation": ab, "real-model/baseline-seeds": extra})["norm"]
+    assert f["compare"]["val_loss"]["arms"]["pre_warm"] == {0: 5.0, 1: 5.1, 5: 5.05}
+    assert f["baseline_seed_count"] == 3
 
 
 def test_a_run_leaves_the_plateau_at_its_first_window_below_the_unigram():
