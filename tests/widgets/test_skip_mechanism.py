@@ -1,4 +1,5 @@
-"""skip-mechanism: every reading follows the numbers (hand-made data flips each one), and the lab
+"""skip-mechanism: every reading follows the numbers and seeds protocol v2 (hand-made data flips
+each one: inside the interval, one seed beyond it, a failed baseline run left out), and the lab
 fixture's export renders as a table with one row per run."""
 import copy
 import json
@@ -13,7 +14,10 @@ from course.widgets import Renderer, load_model  # noqa: E402
 
 model = load_model("skip-mechanism")
 FIXTURE = json.loads((ROOT / "tests/fixtures/real-model/residual/mechanism.json").read_text(encoding="utf-8"))
-BAND = 0.1  # the hand-made baseline's seed band at every step: a one-seed gap counts at 0.5
+OFFSETS = (0.0, 0.02, -0.02, 0.01, -0.01)  # the hand-made baseline's five seeds around its loss, at every step
+# Their pooled SD is 0.0158 (4 degrees of freedom): one seed against the five reads
+# gap ± t(0.975, 4) * 0.0158 * sqrt(1 + 1/5) = ± 0.048; two single runs against each other ± 0.062;
+# one run against the unigram line ± 0.044.
 
 
 def probe(top1=0.0, modal=0.01, cos=0.3, own1=0.0):
@@ -27,9 +31,9 @@ def curve(stop, val, early=7.021):
         ([] if stop == 400 else [{"step": 1400, "val_loss": val}])
 
 
-def data(stops=("no_residual_init02",), **vals):
+def data(stops=("no_residual_init02",), offsets=OFFSETS, **vals):
     """A mechanism export in facts form: each variant's val loss (and, for the stopped one, its step);
-    the baseline's two seeds are BAND apart at every step."""
+    the baseline's seeds sit at `offsets` from its loss at every step."""
     losses = {"baseline": 4.85, "detached_skip": 4.86, "embed_readd": 6.0,
               "attn_skip_only": 4.9, "ffn_skip_only": 7.0, "no_residual_init02": 7.02}
     losses.update(vals)
@@ -49,8 +53,8 @@ def data(stops=("no_residual_init02",), **vals):
     doc["no_skip_init"]["probe"] = probe()
     no_skip = {"seeds": [0], "val_losses": [7.0], "histories": [curve(1400, 7.0)]}
     base = losses["baseline"]
-    baseline = {"seeds": [0, 1], "val_losses": [base, base + BAND],
-                "histories": [curve(1400, base), [{**h, "val_loss": h["val_loss"] + BAND} for h in curve(1400, base)]]}
+    runs = [[{**h, "val_loss": h["val_loss"] + d} for h in curve(1400, base)] for d in offsets]
+    baseline = {"seeds": list(range(len(offsets))), "val_losses": [base + d for d in offsets], "histories": runs}
     return mechanism_facts(doc, no_skip, baseline, doc["model_card"]["training"]["precision"])
 
 
@@ -59,45 +63,63 @@ def test_identity_at_init_quotes_both_probes():
     assert "99.9% 的位置上" in said and "这个比例是 0.0%" in said and "0.88" in said
 
 
-def test_the_gradient_path_reading_follows_the_seeds_protocol():
-    said = model.gradient_path(data())
-    assert "只有 1 个种子，高 0.010，是基线种子带 0.100 的 0.1 倍" in said and "分不出高下" in said
-    assert "还不能说那条梯度的捷径是必需的" in said
-    said = model.gradient_path(data(detached_skip=5.2))  # 3.5 bands: one seed is not enough
-    assert "不到单种子所需的 5 倍：分不出高下" in said and "必需" in said and "训却同样失败" not in said
-    said = model.gradient_path(data(detached_skip=5.7))  # 8.5 bands, far from the unigram
-    assert "算测到了" in said and "差距是「去掉全部残差」那段（2.150）的 39.5%" in said
+def test_the_gradient_path_reading_follows_seeds_protocol_v2():
+    said = model.gradient_path(data())  # 0.010 above the baseline's mean: inside ± 0.048
+    assert "基线 4.850（5 次健康训练的平均）" in said and "高 0.010 ± 0.048（1、5 个种子）：在误差之内，分不出" in said
+    assert "看不出那条梯度的捷径是必需的" in said
+    said = model.gradient_path(data(detached_skip=5.7))  # beyond, far from the unigram: one seed
+    assert "高 0.850 ± 0.048（1、5 个种子）：一个种子，待第二个种子确认" in said
+    assert "差距是「去掉全部残差」那段（2.150）的 39.5%" in said and "只有一个种子，要第二个种子确认才算数" in said
     said = model.gradient_path(data(detached_skip=7.0))
     assert "和去掉全部残差的模型（7.000）一样停在 unigram 上" in said and "训练却同样失败" in said
+    assert "这一次训练指向：梯度的那条捷径也是必需的" in said and "梯度的那条捷径也是必需的。" not in said
     ratio = FIXTURE["gradients"]["models"][1]["blocks"][0]["param_grad_norm"] / FIXTURE["gradients"]["models"][0]["blocks"][0]["param_grad_norm"]
-    assert ("梯度的那条捷径也是必需的" in said) == (ratio < 0.1)
+    assert ("AdamW 按每个参数自己的梯度大小缩放步长" in said) == (ratio < 0.1)
+    assert "比基线还低" in model.gradient_path(data(detached_skip=4.7))
+
+
+def test_a_failed_baseline_run_is_left_out_and_named():
+    d = data(offsets=OFFSETS + (0.4,), detached_skip=5.0)  # seed 5, 0.4 above: past T = 6 x 1.4826 x 0.015 = 0.133
+    said = model.gradient_path(d)
+    assert "基线 4.850（5 次健康训练的平均）" in said and "高 0.150 ± 0.048（1、5 个种子）" in said
+    note = model.noise_note(d)
+    assert note.startswith("第 1,400 步：基线种子 5（5.250）高出同组中位数超过门槛 0.133，是失败的训练，不计入；")
+    assert "噪声（健康训练的组内标准差）0.016，自由度 4，一个种子的对照和基线 5 次的平均比，误差 ±0.048" in note
+    assert "健康检查没有认出失败的训练" not in note.split("；第 400 步")[0]
+    assert "第 400 步：基线种子 5" in note  # the failed run is 0.4 above at step 400 too
+    assert "第 400 步：健康检查没有认出失败的训练（门槛 0.100）" in model.noise_note(data())
+    html = str(Renderer({"num": model.num})("skip-mechanism", data=d))
+    assert "基线 6 次训练里健康的那几次" in html and "基线种子 5（5.250）" in html
 
 
 def test_the_identity_path_reading_compares_with_no_skips_by_the_protocol():
     said = model.identity_path(data())
-    assert "去掉全部残差是 7.000（unigram 7.010）" in said and "低 1.000，是基线种子带 0.100 的 10.0 倍" in said
-    assert "它离开了 unigram，收回了「去掉全部残差」那段差距的约 47%" in said
-    said = model.identity_path(data(embed_readd=6.8))
-    assert "分不出高下" in said and "这一组还回答不了" in said and "离开了 unigram" not in said
-    assert "反而更差" in model.identity_path(data(embed_readd=7.6))
+    assert "去掉全部残差是 7.000（unigram 7.010）" in said and "低 1.000 ± 0.062（各 1 个种子）：一个种子，待第二个种子确认" in said
+    assert "这一个种子里，它离开了 unigram，收回了「去掉全部残差」那段差距（到基线的平均）的约 47%" in said
+    said = model.identity_path(data(embed_readd=6.98))
+    assert "在误差之内，分不出" in said and "两者在误差之内" in said and "离开了 unigram" not in said
+    assert "回答不了" not in said and "几个种子配对" not in said
+    assert "这一个种子里，把词嵌入加回去反而更差" in model.identity_path(data(embed_readd=7.6))
 
 
-def test_the_sublayer_reading_says_which_skip_matters_only_when_measured():
+def test_the_sublayer_reading_says_which_skip_matters_and_on_how_many_seeds():
     said = model.sublayer_paths(data())
-    assert "只给注意力留残差：4.900；和基线（4.850）比，只有 1 个种子，高 0.050" in said
-    assert "只给 FFN 留残差：7.000，停在 unigram 上；和基线（4.850）比" in said
-    assert "注意力外面那条，和 Dong 等人的预测一致" in said and "在 100.0% 的位置上给出同一个首选预测" in said
-    assert "FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0))
-    said = model.sublayer_paths(data(attn_skip_only=6.6))  # off the unigram; 0.4 from the FFN-only run: 4 bands
-    assert "只给注意力留残差：6.600，比 unigram（7.010）低 0.410；和基线（4.850）比" in said and said.endswith("一个种子还说不清。")
-    assert "一个种子还说不清" in model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.3))
+    assert "只给注意力留残差：4.900；和基线 4.850（5 次健康训练的平均）比，高 0.050 ± 0.048（1、5 个种子）：一个种子，待第二个种子确认" in said
+    assert "只给 FFN 留残差：7.000，停在 unigram 上；和基线比" in said
+    assert "这一个种子指向注意力外面那条更要紧，和 Dong 等人的预测一致" in said and "在 100.0% 的位置上给出同一个首选预测" in said
+    assert "这一个种子指向 FFN 外面那条更要紧" in model.sublayer_paths(data(attn_skip_only=7.0, ffn_skip_only=5.0))
+    said = model.sublayer_paths(data(attn_skip_only=6.6))
+    assert "只给注意力留残差：6.600，比 unigram（7.010）低 0.410；和基线" in said
+    said = model.sublayer_paths(data(attn_skip_only=5.0, ffn_skip_only=5.03))  # 0.03 apart: inside ± 0.062
+    assert said.endswith("高 0.030 ± 0.062（各 1 个种子）：在误差之内，分不出。两条残差在这一步没有分出先后。")
 
 
 def test_the_init_control_compares_at_the_same_step():
     said = model.init_control(data())
-    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said and "小初始化不是它卡住的原因" in said
+    assert "训练到第 400 步验证集损失 7.020，原来的初始化在同一步是 7.021" in said
+    assert "低 0.001 ± 0.062（各 1 个种子）：在误差之内，分不出" in said and "小初始化不是它卡住的原因" in said
     said = model.init_control(data(no_residual_init02=6.0))
-    assert "算测到了" in said and "初始化确实是原因之一" in said
+    assert "一个种子，待第二个种子确认" in said and "这一个种子里它离开了 unigram：初始化可能是原因之一" in said
 
 
 def test_the_fixture_export_renders_one_row_per_run():
@@ -110,7 +132,7 @@ def test_the_fixture_export_renders_one_row_per_run():
     assert "* 只训练了学习率日程的前段：「去掉残差，写回矩阵按 0.02 初始化」 4 步" in html  # the fixture stops init02 early
     assert "† 去掉全部残差：残差那组实验里的同一次训练" in html and "没有训练结束时的探针（—）" in html
     assert html.count("<th scope=\"col\">") == 7  # model, step-0 probe, steps, loss, gap, the protocol's reading, cosine
-    assert "差距要至少是基线种子带的 5 倍才算测到" in html
+    assert f"基线 {len(baseline['seeds'])} 次训练里健康的那几次" in html and "种子带" not in html and "倍" not in html
     for v in FIXTURE["variants"]:
         assert model.label(v["name"]) in html and model.label(v["name"]) != v["name"]
 
@@ -118,12 +140,12 @@ def test_the_fixture_export_renders_one_row_per_run():
 def test_a_run_stopped_early_is_compared_with_the_baseline_at_the_same_step():
     d = data(stops=("no_residual_init02", "attn_skip_only", "ffn_skip_only"), attn_skip_only=6.0)
     said = model.sublayer_paths(d)
-    assert "只给注意力留残差：6.000；和基线（7.021）比，只有 1 个种子，低 1.021" in said and "（都在第 400 步）" in said
-    assert "后者在" not in said or d["variants"]["ffn_skip_only"]["steps_trained"] == 400
+    assert "只给注意力留残差：6.000；和基线 7.021（5 次健康训练的平均）比，低 1.021 ± 0.048" in said and "（都在第 400 步）" in said
     rows = {r["name"]: r for r in model.rows(d)}
-    assert rows["attn_skip_only"]["delta"] == "−1.021" and rows["attn_skip_only"]["label"].endswith("*")
-    assert rows["attn_skip_only"]["reading"] == "测到（10.2 倍）"
-    assert model.rows(data())[2]["reading"] == "分不出（0.1 倍）"  # the detached skip, 0.010 from the baseline
+    assert rows["attn_skip_only"]["delta"] == "−1.021 ± 0.048" and rows["attn_skip_only"]["label"].endswith("*")
+    assert rows["attn_skip_only"]["reading"] == "一个种子，待确认"
+    assert model.rows(data())[2]["reading"] == "在误差之内"  # the detached skip, 0.010 from the baseline
+    assert model.rows(data())[2]["delta"] == "+0.010 ± 0.048"
     assert rows["baseline"]["delta"] == "—"
 
 
@@ -138,10 +160,13 @@ def test_identity_at_init_claims_the_loss_only_when_the_probes_show_it():
 
 def test_the_verdicts_follow_the_runs():
     v = model.verdicts(data())
-    assert v == {"identity_lost_at_init": True, "gradient_path_needed": False, "identity_at_output": "helps"}
+    assert v == {"identity_lost_at_init": True, "gradient_path_stuck": False, "gradient_path_needed": False,
+                 "identity_at_output": "one_seed_helps"}
     v = model.verdicts(data(detached_skip=7.0, embed_readd=6.99))
-    assert v["gradient_path_needed"] and v["identity_at_output"] == "unresolved"
-    assert model.verdicts(data(detached_skip=5.3))["gradient_path_needed"] is False  # 4.5 bands: not measured
+    assert v["gradient_path_stuck"] and not v["gradient_path_needed"]  # one seed: never a finding
+    assert v["identity_at_output"] == "within"
+    assert model.verdicts(data(detached_skip=5.3))["gradient_path_stuck"] is False  # above, but off the unigram
+    assert model.verdicts(data(embed_readd=7.6))["identity_at_output"] == "one_seed_hurts"
 
 
 def test_the_model_card_says_which_runs_stopped_early():

@@ -1,14 +1,17 @@
 """residual-evidence: what our own model's residual experiment measured, as two charts and
 their reading: the residual stream's RMS after each write of the trained baseline beside
 two predictions, and the norm of each block's parameter gradient at step 0, with and
-without skips. Every sentence is chosen by the numbers (data: facts.residual.evidence).
+without skips. Every sentence is chosen by the numbers (data: facts.residual.evidence); the loss readings
+(collapse_reading, depth_reading: facts.residual.variants, whose baseline row carries every seed
+the baseline has) by the seeds protocol v2 (widgets/common/seeds.py), at one step over every run
+of the experiment that reached it.
 Standard library only, in the subset every runtime runs; the view draws nothing new in the
 browser (static charts).
 """
 import math
 
 from numfmt import fixed, num
-from seeds import ONE_SEED_FACTOR, band, band_at, by_seed, compare, history_by_seed, verdict_phrase
+import seeds
 
 PARAMS = {"data": None}
 W, H = 600, 200
@@ -80,10 +83,10 @@ def no_skip_gradients_larger(g):
 
 
 def no_skip_on_unigram(variants, references):
-    """Do the no-skip models end on the unigram line (within a fifth of the baseline's seed band,
-    the mirror of the one-seed rule)?"""
+    """Do the no-skip models end on the unigram line: within one run's 95 % interval of it at
+    their last step (t(0.975, df) times the pooled noise there)?"""
     names = [n for n in ("no_residual", "deep_8l_no_residual") if n in variants]
-    return max(abs(mean(variants[n]["val_losses"]) - references["unigram"]) for n in names) <= floor_of(variants) / ONE_SEED_FACTOR
+    return max(off_unigram(variants, n, references) for n in names) <= unigram_width(variants, last_step(variants["baseline"]))
 
 
 def gradient_reading(g):
@@ -108,40 +111,99 @@ def loss3(x):
     return num(x, 3)
 
 
-def floor_of(variants, key="val_losses"):
-    """The baseline's seed band of its final `key` losses (the seeds protocol's width)."""
-    return band(variants["baseline"][key])
+def last_step(v):
+    """The last evaluation every run of a variant reached (a run cut short stops there)."""
+    return min(h[-1]["step"] for h in v["histories"])
+
+
+def arms(variants, step, key="val_loss"):
+    """The experiment's arms at `step` ({arm: {seed: loss}}), in the export's order: every variant
+    with a run that reached it, each over its seeds (the baseline's row has every seed it has)."""
+    out = {}
+    for name in ORDER + sorted(n for n in variants if n not in ORDER):
+        if name in variants:
+            a = seeds.history_by_seed(variants[name], step, key)
+            if a:
+                out[name] = a
+    return out
+
+
+ORDER = ["baseline", "no_residual", "deep_8l", "deep_8l_no_residual"]
+
+
+def reading(variants, step, key="val_loss"):
+    """seeds.read over arms(variants, step, key): the health check and the pooled noise at `step`."""
+    return seeds.read(arms(variants, step, key))
+
+
+def contrast(variants, a, b, step, key="val_loss"):
+    """Arm a against arm b at `step` by seeds protocol v2 (seeds.contrast, plus the reading)."""
+    r = reading(variants, step, key)
+    c = seeds.contrast(r, a, b)
+    c["reading"] = r
+    return c
+
+
+def unigram_width(variants, step, n=1):
+    """The 95 % half-width of an n-run mean against the unigram line at `step` (the line itself has no
+    noise): t(0.975, df) * s / sqrt(n); None without a noise estimate."""
+    r = reading(variants, step)
+    return seeds.t_quantile(r["df"]) * r["sd"] / n ** 0.5 if r["sd"] is not None else None
+
+
+def off_unigram(variants, name, references):
+    """How far a variant's mean final validation loss sits from the unigram."""
+    return abs(mean(variants[name]["val_losses"]) - references["unigram"])
+
+
+def failed_text(r):
+    """「（健康检查认出的失败训练：基线种子 4，5.228，不计入）」, or '' when none failed."""
+    runs = [f"{NAMES.get(a, a) if a != 'baseline' else '基线'}种子 {s}，{loss3(r['failed'][a][s])}"
+            for a in sorted(r["failed"]) for s in sorted(r["failed"][a])]
+    return f"（失败的训练不计入：{'；'.join(runs)}）" if runs else ""
 
 
 def collapse_reading(variants, references):
-    """Where the no-skip models end, against the unigram (within a fifth of the baseline's seed
-    band counts as on it), and how alike their curves are."""
-    floor = floor_of(variants)
+    """Where the no-skip models end, against the unigram (within one run's 95 % interval of it
+    counts as on it), each against the baseline of its own depth by seeds protocol v2, and how
+    alike their curves are (inside the interval at every evaluation both reached)."""
     names = [n for n in ("no_residual", "deep_8l_no_residual") if n in variants]
     uni = references["unigram"]
     finals = [mean(variants[n]["val_losses"]) for n in names]
     layers = "、".join(f"{variants[n]['n_layer']} 层" for n in names)
     counts = [len(variants[n]["seeds"]) for n in names]
-    seeds = f"各 {counts[0]} 个种子" if len(set(counts)) == 1 else "、".join(f"{c} 个种子" for c in counts)
-    out = f"去掉残差的 {layers}模型（{seeds}），验证集损失最后是 " + "、".join(num(f, 3) for f in finals)
-    if max(abs(f - uni) for f in finals) <= floor / ONE_SEED_FACTOR:
+    runs = f"各 {counts[0]} 个种子" if len(set(counts)) == 1 else "、".join(f"{c} 个种子" for c in counts)
+    out = f"去掉残差的 {layers}模型（{runs}），验证集损失最后是 " + "、".join(num(f, 3) for f in finals)
+    on = no_skip_on_unigram(variants, references)
+    if on:
         out += (f"，和只数词频、完全不看上下文的 unigram（{num(uni, 3)}）最多只差 {num(max(abs(f - uni) for f in finals), 3)}"
                 "：它们对每个位置都给出几乎同一个分布，既没用上前文，也没用上当前这个 token。")
     else:
         out += f"；unigram 是 {num(uni, 3)}。"
     base = variants["baseline"]
-    for n in names:  # against the baseline of the same depth only: one change at a time
-        if variants[n]["n_layer"] != base["n_layer"]:
+    for n in names:  # against the model of the same depth with skips: one change at a time
+        same = [m for m in ("baseline", "deep_8l") if m in variants and variants[m]["n_layer"] == variants[n]["n_layer"]]
+        if not same:
             continue
-        c = compare(by_seed(base), by_seed(variants[n]), floor)
-        if c["pairs"]:
-            out += f"{variants[n]['n_layer']} 层去掉残差和同一个种子的 {base['n_layer']} 层基线比，{verdict_phrase(c, loss3)}。"
-    if len(names) == 2 and no_skip_on_unigram(variants, references):
+        pair = same[0]
+        step = min(last_step(variants[n]), last_step(variants[pair]))
+        c = contrast(variants, n, pair, step)
+        if c["gap"] is None:
+            continue
+        at = "" if step == last_step(base) else f"只能在第 {num(step)} 步比（有残差的那次训练到那里停下）"
+        if pair == "baseline":
+            out += (f"{variants[n]['n_layer']} 层去掉残差和 {variants[pair]['n_layer']} 层基线的平均比{at}，"
+                    f"{seeds.say(c)}{failed_text(c['reading'])}。")
+        else:
+            out += f"{variants[n]['n_layer']} 层去掉残差和 {variants[pair]['n_layer']} 层有残差{at}，{seeds.say(c)}。"
+    if len(names) == 2 and on:
         h1, h2 = (variants[n]["histories"][0] for n in names)
-        gap = max(abs(a["val_loss"] - b["val_loss"]) for a, b in zip(h1, h2))
-        if gap <= floor / ONE_SEED_FACTOR:
+        steps = [a["step"] for a, b in zip(h1, h2) if a["step"] == b["step"]]
+        alike = all(contrast(variants, names[1], names[0], s)["status"] == "within" for s in steps)
+        if alike:
+            gap = max(abs(a["val_loss"] - b["val_loss"]) for a, b in zip(h1, h2))
             top = math.ceil(round(gap * 1000, 6)) / 1000  # "at most": rounded up (float noise aside), never below the gap
-            out += (f"两个模型的训练曲线在每个检查点相差不超过 {num(top, 3)}：多出来的 4 层没有带来任何不同——"
+            out += (f"两个模型的训练曲线在每个检查点相差不超过 {num(top, 3)}，每一步都在误差之内：多出来的 4 层没有带来任何不同——"
                     "它们卡在同一个平凡的答案上。")
     return out
 
@@ -152,42 +214,32 @@ def mean(values):
 
 def depth_reading(variants, references):
     """Does going from 4 to 8 layers help with skips? (Without skips both sit at the same trivial
-    answer, collapse_reading's point, so that pair says nothing about depth.) Read by the seeds
-    protocol, paired by seed against the baseline, on validation and on training loss; a deep run
-    cut short is read at its last step, beside the baseline and its band at that step."""
+    answer, collapse_reading's point, so that pair says nothing about depth.) Read by seeds
+    protocol v2 against the baseline, on validation and on training loss, at the deep run's last
+    step (a run cut short is read where it stopped, beside the baseline there)."""
     deep, base = variants["deep_8l"], variants["baseline"]
     fmt = loss3
-    step, full = deep["histories"][0][-1]["step"], base["histories"][0][-1]["step"]
-    if step < full:
-        def arm(v, key):
-            return history_by_seed(v, step, key)
-
-        def width(key):
-            return band_at(base["histories"], step, key)
-        at = f"，那次训练到第 {num(step)} 步停下，和基线在同一步比"
-    else:
-        def arm(v, key):
-            return by_seed(v, key + "es" if key.endswith("loss") else key)
-
-        def width(key):
-            return floor_of(variants, key + "es")
-        at = ""
-    val = compare(arm(base, "val_loss"), arm(deep, "val_loss"), width("val_loss"))
-    train = compare(arm(base, "train_loss"), arm(deep, "train_loss"), width("train_loss"))
-    deep_val = mean(list(arm(deep, "val_loss").values()))
-    deep_train = mean(list(arm(deep, "train_loss").values()))
+    step, full = last_step(deep), last_step(base)
+    at = f"，那次训练到第 {num(step)} 步停下，和基线在同一步比" if step < full else ""
+    val = contrast(variants, "deep_8l", "baseline", step)
+    train = contrast(variants, "deep_8l", "baseline", step, "train_loss")
+    r = val["reading"]
+    checked = failed_text(r) or (f"（这一步的健康检查没有认出失败的训练，基线 {val['n_b']} 次都计入）" if step < full else "")
     out = (f"有残差时，从 {base['n_layer']} 层加深到 {deep['n_layer']} 层（参数从 {num(base['params'])} 到 {num(deep['params'])}{at}），"
-           f"验证集损失 {fmt(deep_val)}；和同一个种子的基线比，{verdict_phrase(val, fmt)}。"
-           f"训练集上的损失（最后 50 批的平均）{fmt(deep_train)}；和基线比，{verdict_phrase(train, fmt)}。")
-    if val["measured"] and val["direction"] < 0:
-        out += "在这个数据量和训练长度下，多出来的层有用。"
-    elif val["measured"]:
-        out += "多出来的层在这个训练长度下反而拖了后腿：更深的模型不一定在同样的步数里学得更快。"
+           f"验证集损失 {fmt(val['mean_a'])}，基线的平均 {fmt(val['mean_b'])}{checked}；和基线比，{seeds.say(val)}。"
+           f"训练集上的损失（最后 50 批的平均）{fmt(train['mean_a'])}，基线 {fmt(train['mean_b'])}；{seeds.say(train)}。")
+    if val["measured"]:
+        out += ("在这个数据量和训练长度下，多出来的层有用。" if val["direction"] < 0 else
+                "多出来的层在这个训练长度下反而拖了后腿：更深的模型不一定在同样的步数里学得更快。")
+    elif val["status"] == "one_seed":
+        out += ("这一个种子里更深的模型更低，要第二个种子确认。" if val["gap"] < 0 else
+                "这一个种子里更深的模型反而落后，要第二个种子确认。")
     else:
-        out += f"所以在我们的训练量下，加深到 {deep['n_layer']} 层有没有用，还说不清"
-        left = references["unigram"] - deep_val
-        out += (f"；能说的是：有残差时，{deep['n_layer']} 层训得动，比 unigram 低了 {fmt(left)}，没有像去掉残差那样卡住。"
-                if left > ONE_SEED_FACTOR * width("val_loss") else "。")
+        out += f"在第 {num(step)} 步，{deep['n_layer']} 层和 {base['n_layer']} 层分不出"
+        left = references["unigram"] - val["mean_a"]
+        width = unigram_width(variants, step)
+        out += (f"；能说的是：有残差时，{deep['n_layer']} 层训得动，比 unigram 低了 {fmt(left)}（一次训练的误差 ±{fmt(width)}），"
+                "没有像去掉残差那样卡住。" if width is not None and left > width else "。")
     return out
 
 

@@ -2,13 +2,16 @@
 `python -m lab mechanism`, data: facts.residual.mechanism). A table of the runs (what each
 changes, whether it can name the current token at step 0, its validation loss after training,
 how alike its positions' vectors end up) and the sentences that read it, each chosen by the
-numbers and the seeds protocol (widgets/common/seeds.py: one seed per run here, so a gap counts
-at five bands of the baseline's seeds at that step). Static: nothing runs in the browser.
+numbers and the seeds protocol v2 (widgets/common/seeds.py): at one step, the arms are the
+baseline's runs (data["baseline_runs"], every seed it has) and each run here that reached that
+step; the health check leaves failed runs out, the noise comes from the arms with two or more
+healthy runs, and a one-seed gap beyond the interval awaits a second seed. Static: nothing runs
+in the browser.
 
 Standard library only, in the subset every runtime runs (no {**a}, no random).
 """
 from numfmt import num
-from seeds import ONE_SEED_FACTOR, band_at, compare, verdict_phrase
+import seeds
 
 PARAMS = {"data": None}
 LABELS = {
@@ -31,10 +34,15 @@ def pct(x):
     return num(100 * x, 2 if 0 < x < 0.01 else 1) + "%"
 
 
+SHORT = {"measured": "测到", "within": "在误差之内", "one_seed": "一个种子，待确认", "holm": "校正后不算测到",
+         "split": "暂不读", "none": "不读"}
+
+
 def rows(data):
     """One row per run, in the export's order. A run stopped early (*) is compared with the
     baseline at its last step; the no-skip model is the earlier experiment's run (†): its loss
-    from there, its step-0 probe from this export, no end-of-training probe."""
+    from there, its step-0 probe from this export, no end-of-training probe. 「比基线」 is the v2
+    gap to the baseline's healthy runs at that step, ± its 95 % half-width."""
     out = []
     for name in data["order"]:
         v = data["variants"][name]
@@ -42,9 +50,9 @@ def rows(data):
         delta, reading = "—", "—"
         if name != "baseline":
             c = judge(data, name, "baseline")
-            if c["ref"] is not None:
-                delta = _signed(c["x"] - c["ref"])
-                reading = f"测到（{num(c['times'], 1)} 倍）" if c["measured"] else f"分不出（{num(c['times'], 1)} 倍）"
+            if c["gap"] is not None:
+                delta = _signed(c["gap"]) + (f" ± {num(c['half_width'], 3)}" if c["half_width"] is not None else "")
+                reading = SHORT[c["status"]]
         out.append({"name": name, "label": label(name) + mark, "init_top1": pct(v["init"]["current_token_top1"]),
                     "step": num(v["steps_trained"]), "val": num(v["val_loss"], 3), "delta": delta, "reading": reading,
                     "cosine": num(v["end"]["cosine_final"], 2) if v["end"] else "—",
@@ -74,34 +82,44 @@ def identity_at_init(data):
     return text
 
 
-def loss_at(v, step):
-    """A run's validation loss at one of its evaluations (None if it has none there)."""
-    for h in v["history"]:
-        if h["step"] == step:
-            return h["val_loss"]
-    return None
+def loss_at(v, step, key="val_loss"):
+    """A run's loss at one of its evaluations (None if it has none there)."""
+    return seeds.at_step(v["history"], step, key)
 
 
-def band(data, step):
-    """The baseline's seed band of validation loss at `step` (max - min over its seeds' runs)."""
-    return band_at(data["baseline_histories"], step, "val_loss")
+def arms(data, step, key="val_loss"):
+    """The experiment's arms at `step` ({arm: {seed: loss}}): the baseline's runs (every seed it
+    has, data["baseline_runs"]) and each run here that reached `step`, one seed each."""
+    out = {"baseline": seeds.runs_by_seed(data["baseline_runs"], step, key)}
+    for name in data["order"]:
+        if name == "baseline":
+            continue
+        v = data["variants"][name]
+        x = loss_at(v, step, key)
+        if x is not None:
+            out[name] = {v["seed"]: x}
+    return out
+
+
+def reading(data, step, key="val_loss"):
+    """seeds.read over arms(data, step, key): the health check and the pooled noise at `step`."""
+    return seeds.read(arms(data, step, key))
 
 
 def judge(data, name, ref, step=None):
-    """`name` against `ref` by the seeds protocol (widgets/common/seeds.py), at `name`'s last step
-    unless `step` is given, so a run stopped early is read where it stopped. Each run here has one
-    seed: a gap counts only at ONE_SEED_FACTOR bands. compare()'s dict plus x, ref and step."""
-    v, r = data["variants"][name], data["variants"][ref]
-    step = step or v["steps_trained"]
-    x, y = loss_at(v, step), loss_at(r, step)
-    c = compare({r["seed"]: y}, {v["seed"]: x}, band(data, step))
-    c["x"], c["ref"], c["step"] = x, y, step
+    """`name` against `ref` by seeds protocol v2 at `name`'s last step unless `step` is given, so a
+    run stopped early is read where it stopped: seeds.contrast's dict plus x and ref (the two
+    arms' means over healthy runs), step and the reading."""
+    step = step or data["variants"][name]["steps_trained"]
+    r = reading(data, step)
+    c = seeds.contrast(r, name, ref)
+    c["x"], c["ref"], c["step"], c["reading"] = c["mean_a"], c["mean_b"], step, r
     return c
 
 
 def phrase(c):
-    """The protocol's reading of judge()'s result, losses to 3 decimals."""
-    return verdict_phrase(c, loss3)
+    """How the page says judge()'s result: seeds.say, losses to 3 decimals."""
+    return seeds.say(c)
 
 
 def loss3(x):
@@ -109,10 +127,23 @@ def loss3(x):
     return num(x, 3)
 
 
+def base_text(c):
+    """The baseline's side of a reading: 「基线 4.861（4 次健康训练的平均）」."""
+    n = c["n_b"]
+    return f"基线 {num(c['ref'], 3)}（{n} 次健康训练的平均）" if n > 1 else f"基线 {num(c['ref'], 3)}"
+
+
+def unigram_width(data, step):
+    """The 95 % half-width of one run against the unigram line at `step` (t(0.975, df) times the
+    pooled noise; the unigram itself has none), or None without a noise estimate."""
+    r = reading(data, step)
+    return seeds.t_quantile(r["df"]) * r["sd"] if r["sd"] is not None else None
+
+
 def at_unigram(data, x, step):
-    """Does a loss sit on the unigram line? Within a fifth of the baseline's seed band there: the
-    mirror of the one-seed rule (a gap counts at five bands; 'the same' is under a fifth of one)."""
-    return abs(x - data["references"]["unigram"]) <= band(data, step) / ONE_SEED_FACTOR
+    """Does a one-run loss sit on the unigram line: within one run's 95 % interval of it at `step`?"""
+    h = unigram_width(data, step)
+    return h is not None and abs(x - data["references"]["unigram"]) <= h
 
 
 def _at(step, data):
@@ -120,31 +151,37 @@ def _at(step, data):
     return "" if step == data["card"]["training"]["steps"] else f"（都在第 {num(step)} 步）"
 
 
+def _beyond(c):
+    """The gap is beyond its interval: measured, or one seed awaiting a second."""
+    return c["status"] in ("measured", "one_seed", "holm")
+
+
 def gradient_path(data):
     """The detached skip: the value kept, the gradient's direct path cut. 'As bad as no skips'
-    only when the protocol measures it worse than the baseline and it sits on the unigram."""
+    only when it is beyond the interval above the baseline and sits on the unigram; a finding only
+    when measured (two seeds or more); one seed points and awaits a second."""
     c = judge(data, "detached_skip", "baseline")
-    d, b, step = c["x"], c["ref"], c["step"]
+    d, step = c["x"], c["step"]
     n = loss_at(data["variants"]["no_residual"], step)
     g = data["gradients"]
     g0 = [m["blocks"][0]["param_grad_norm"] for m in (g["detached_skip"], g["baseline"])]
     text = (f"残差只传值、不传梯度（相加之前把输入从求导中摘掉：前向的值一点不变，反向时梯度只能穿过每一层回去）："
-            f"验证集损失 {num(d, 3)}，同一个种子的基线 {num(b, 3)}{_at(step, data)}。和基线比，{phrase(c)}。")
-    if not c["measured"]:
-        return text + "所以在我们这个深度上，还不能说那条梯度的捷径是必需的。"
-    if c["direction"] < 0:
-        return text + "它比基线还好：梯度的捷径在这里不是必需的。"
+            f"验证集损失 {num(d, 3)}，{base_text(c)}{_at(step, data)}。和基线比，{phrase(c)}。")
+    if not _beyond(c):
+        return text + "它和基线在误差之内：在我们这个深度上，看不出那条梯度的捷径是必需的。"
+    if c["gap"] < 0:
+        return text + "它比基线还低：梯度的捷径在这里不是必需的。"
     if at_unigram(data, d, step):
         text += f"它和去掉全部残差的模型（{num(n, 3)}）一样停在 unigram 上。前向的值一点没少，训练却同样失败："
     else:
-        text += f"差距是「去掉全部残差」那段（{num(n - b, 3)}）的 {pct((d - b) / (n - b))}："
+        text += f"差距是「去掉全部残差」那段（{num(n - c['ref'], 3)}）的 {pct((d - c['ref']) / (n - c['ref']))}："
     if g0[0] < g0[1] / 10:
         text += (f"第 0 步，它第 1 块的参数收到的梯度只有基线的 {num(g0[0] / g0[1], 4)}：梯度只能穿过后面的每个子层回来，"
-                 "这些子层写回流上的矩阵又初始化得很小。这个梯度不但小，还少了捷径那一项，方向也不同；"
-                 "这次对照分不开是哪一点让它训不动，但它说明：在我们的模型里，梯度的那条捷径也是必需的。")
-    else:
-        text += "梯度的捷径也起了作用。"
-    return text
+                 "这些子层写回流上的矩阵又初始化得很小。梯度小本身未必是原因：AdamW 按每个参数自己的梯度大小缩放步长，"
+                 "更可能缺的是捷径那一项带回来的方向——这一点没有单独检验。")
+    if c["measured"]:
+        return text + "在我们的模型里，梯度的那条捷径也是必需的。"
+    return text + "这一次训练指向：梯度的那条捷径也是必需的；只有一个种子，要第二个种子确认才算数。"
 
 
 def identity_path(data):
@@ -152,7 +189,7 @@ def identity_path(data):
     token's identity at the output what was missing?"""
     c = judge(data, "embed_readd", "no_residual")
     e, n, step = c["x"], c["ref"], c["step"]
-    b = loss_at(data["variants"]["baseline"], step)
+    b = judge(data, "embed_readd", "baseline")["ref"]
     uni = data["references"]["unigram"]
     text = (f"不给任何一块留残差，只在最后把词嵌入加回一次：验证集损失 {num(e, 3)}，"
             f"去掉全部残差是 {num(n, 3)}（unigram {num(uni, 3)}）{_at(step, data)}。和去掉全部残差比，{phrase(c)}。")
@@ -160,14 +197,14 @@ def identity_path(data):
     if end and end["current_token_top1"] > 0.5:
         text += (f"还有一个混淆：输出层和词嵌入共用同一个矩阵，最后加回的嵌入会把票投给当前 token 自己——训练结束时，"
                  f"它在 {pct(end['current_token_top1'])} 的位置上仍把当前 token 排在第一。")
-    if not c["measured"]:
-        return text + "所以「只在最后把身份还回去」有没有用，这一组还回答不了：要几个种子配对才能判断。"
-    if c["direction"] > 0:
-        return text + "把词嵌入加回去反而更差。"
-    text += f"它离开了 unigram，收回了「去掉全部残差」那段差距的约 {num(100 * (n - e) / (n - b), 0)}%。"
-    ev = data["variants"]["embed_readd"]["end"]
-    if ev and ev["cosine_by_depth"][-1] > 0.95:
-        text += (f"各块的输出仍然每个位置几乎一样（最后一块之后余弦 {num(ev['cosine_by_depth'][-1], 2)}）：它用上了当前 token，"
+    if not _beyond(c):
+        return text + "两者在误差之内：只在最后把身份还回去，没有看出用处。"
+    lead = "" if c["measured"] else "这一个种子里，"
+    if c["gap"] > 0:
+        return text + lead + "把词嵌入加回去反而更差。"
+    text += f"{lead}它离开了 unigram，收回了「去掉全部残差」那段差距（到基线的平均）的约 {num(100 * (n - e) / (n - b), 0)}%。"
+    if end and end["cosine_by_depth"][-1] > 0.95:
+        text += (f"各块的输出仍然每个位置几乎一样（最后一块之后余弦 {num(end['cosine_by_depth'][-1], 2)}）：它用上了当前 token，"
                  "却没用上前文")
         bigram = data["references"]["bigram"]
         text += f"，所以还不如只看前一个 token 的 bigram（{num(bigram, 3)}）。" if e > bigram else "。"
@@ -179,13 +216,13 @@ def sublayer_paths(data):
     Both runs are read at the same step (the shorter one's), against the baseline there and
     against each other."""
     step = min(data["variants"][k]["steps_trained"] for k in ("attn_skip_only", "ffn_skip_only"))
+    uni = data["references"]["unigram"]
     parts = []
     for name, what in (("attn_skip_only", "只给注意力留残差"), ("ffn_skip_only", "只给 FFN 留残差")):
         c = judge(data, name, "baseline", step)
-        uni = data["references"]["unigram"]
         where = ("，停在 unigram 上" if at_unigram(data, c["x"], step)
                  else f"，比 unigram（{num(uni, 3)}）低 {num(uni - c['x'], 3)}" if uni - c["x"] < c["x"] - c["ref"] else "")
-        parts.append(f"{what}：{num(c['x'], 3)}{where}；和基线（{num(c['ref'], 3)}）比，{phrase(c)}")
+        parts.append(f"{what}：{num(c['x'], 3)}{where}；和{base_text(c) if not parts else '基线'}比，{phrase(c)}")
     text = "。".join(parts) + f"{_at(step, data)}。"
     fv = data["variants"]["ffn_skip_only"]
     if fv["steps_trained"] == step and fv["end"]["modal_top1_share"] > 0.5:
@@ -193,12 +230,17 @@ def sublayer_paths(data):
                  f"各位置最终向量两两的余弦是 {num(fv['end']['cosine_final'], 2)}。")
     c = judge(data, "ffn_skip_only", "attn_skip_only", step)
     text += f"只给 FFN 留残差的和只给注意力留残差的直接比，{phrase(c)}"
-    if c["measured"] and c["direction"] > 0:
-        return text + ("。要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
-                       "各位置就挤成同一个向量。")
+    if not _beyond(c):
+        return text + "。两条残差在这一步没有分出先后。"
+    if c["gap"] > 0:
+        if c["measured"]:
+            return text + ("。要紧的是注意力外面那条，和 Dong 等人的预测一致：注意力是把各位置混在一起的那一层，没有残差，"
+                           "各位置就挤成同一个向量。")
+        return text + ("。这一个种子指向注意力外面那条更要紧，和 Dong 等人的预测一致（注意力是把各位置混在一起的那一层）；"
+                       "要第二个种子确认才算数。")
     if c["measured"]:
         return text + "。这次是 FFN 外面那条更要紧。"
-    return text + "：两条残差哪一条更要紧，一个种子还说不清。"
+    return text + "。这一个种子指向 FFN 外面那条更要紧，要第二个种子确认才算数。"
 
 
 def init_control(data):
@@ -213,12 +255,14 @@ def init_control(data):
     text += (f"，训练到第 {num(step)} 步验证集损失 {num(c['x'], 3)}，原来的初始化在同一步是 {num(c['ref'], 3)}；"
              f"{phrase(c)}。")
     both = at_unigram(data, c["x"], step) and at_unigram(data, c["ref"], step)
-    if both:
+    if both and not _beyond(c):
         return text + ("两者都停在 unigram 上：放大写回矩阵没有帮上忙。在这套 Pre-Norm 设置里，放大它几乎不改变前向"
                        f"（下一次归一化把尺度抹掉了），改变的主要是每一步的有效步长；至少在这一个取值、这 {num(step)} 步里，"
                        "小初始化不是它卡住的原因。")
-    if c["measured"] and c["direction"] < 0:
-        return text + "它离开了 unigram：在这套设置下，初始化确实是原因之一。"
+    if _beyond(c) and c["gap"] < 0:
+        if c["measured"]:
+            return text + "它离开了 unigram：在这套设置下，初始化确实是原因之一。"
+        return text + "这一个种子里它离开了 unigram：初始化可能是原因之一，要第二个种子确认。"
     return text
 
 
@@ -242,18 +286,22 @@ def stops_sentence(data):
 
 
 def verdicts(data):
-    """What the runs settle by the seeds protocol, for the lesson's prose to choose its sentences by:
+    """What the runs show by seeds protocol v2, for the lesson's prose to choose its sentences by:
     identity_lost_at_init: without skips the token cannot be read at step 0;
-    gradient_path_needed: cutting the skip's gradient (value kept) is measured worse than the
-      baseline and sits on the unigram;
+    gradient_path_stuck: cutting the skip's gradient (value kept) leaves the run above the
+      baseline beyond the interval and on the unigram (one seed or more);
+    gradient_path_needed: the same, measured (two healthy runs or more in each arm);
     identity_at_output: giving the embedding back once at the end, against no skips at all:
-      "helps" (measured lower), "hurts" (measured higher) or "unresolved"."""
+      "helps" / "hurts" (measured), "one_seed_helps" / "one_seed_hurts" (one seed beyond the
+      interval, awaiting a second) or "within" (inside the interval, or nothing to read)."""
     n = data["variants"]["no_residual"]["init"]
     d = judge(data, "detached_skip", "baseline")
     e = judge(data, "embed_readd", "no_residual")
+    stuck = _beyond(d) and d["gap"] > 0 and at_unigram(data, d["x"], d["step"])
+    side = ("helps" if e["gap"] < 0 else "hurts") if _beyond(e) else None
     return {"identity_lost_at_init": n["current_token_top1"] < 0.05,
-            "gradient_path_needed": d["measured"] and d["direction"] > 0 and at_unigram(data, d["x"], d["step"]),
-            "identity_at_output": ("helps" if e["direction"] < 0 else "hurts") if e["measured"] else "unresolved"}
+            "gradient_path_stuck": stuck, "gradient_path_needed": stuck and d["measured"],
+            "identity_at_output": "within" if side is None else side if e["measured"] else "one_seed_" + side}
 
 
 def elsewhere_note(data, row):
@@ -265,27 +313,51 @@ def elsewhere_note(data, row):
     return text
 
 
-def bands_note(data):
-    """The seed bands the table's readings used, at each step a run was read at."""
-    steps = sorted({v["steps_trained"] for v in data["variants"].values()})
-    return "、".join(f"第 {num(s)} 步 {num(band(data, s), 3)}" for s in steps)
+def health_text(r, step=None):
+    """What the health check and the pooled noise say at one step, for the table's note:
+    which runs failed (listed with their loss and how far above their arm's median), the noise
+    and its degrees of freedom, and the interval of a one-seed run against the baseline."""
+    at = f"第 {num(step)} 步：" if step is not None else ""
+    failed = []
+    for arm in sorted(r["failed"]):
+        for s in sorted(r["failed"][arm]):
+            failed.append(f"{'基线' if arm == 'baseline' else label(arm)}种子 {s}（{num(r['failed'][arm][s], 3)}）")
+    base = r["healthy"].get("baseline", {})
+    if failed:
+        head = "、".join(failed) + f"高出同组中位数超过门槛 {num(r['threshold'], 3)}，是失败的训练，不计入；"
+    else:
+        head = f"健康检查没有认出失败的训练（门槛 {num(r['threshold'], 3)}）；"
+    if r["sd"] is None:
+        return at + head + "没有一组有两次以上的健康训练，估计不了噪声"
+    one = seeds.t_quantile(r["df"]) * r["sd"] * (1 + 1 / len(base)) ** 0.5 if base else None
+    text = at + head + f"噪声（健康训练的组内标准差）{num(r['sd'], 3)}，自由度 {r['df']}"
+    if one is not None:
+        text += f"，一个种子的对照和基线 {len(base)} 次的平均比，误差 ±{num(one, 3)}"
+    return text
+
+
+def noise_note(data):
+    """The health check and noise at each step a run was read at, latest first."""
+    steps = sorted({v["steps_trained"] for v in data["variants"].values()}, reverse=True)
+    return "；".join(health_text(reading(data, s), s) for s in steps)
 
 
 def view(params):
     data = params["data"]
     if data is None:
         raise ValueError("skip-mechanism needs data=facts.residual.mechanism")
-    stopped = [r for r in rows(data) if r["stopped"]]
-    elsewhere = [r for r in rows(data) if r["elsewhere"]]
+    table = rows(data)
+    stopped = [r for r in table if r["stopped"]]
+    elsewhere = [r for r in table if r["elsewhere"]]
     return {
-        "rows": rows(data), "bands": bands_note(data), "factor": ONE_SEED_FACTOR,
-        "seed": data["variants"]["baseline"]["seed"], "band_seeds": len(data["baseline_histories"]),
+        "rows": table, "noise": noise_note(data),
+        "seed": data["variants"]["baseline"]["seed"], "base_runs": len(data["baseline_runs"]),
         "stopped_note": ("* 只训练了学习率日程的前段：" + "；".join(
             "、".join(n for n in names) + f" {num(step)} 步" for step, names in _stops(data)) + "；「比基线」是和基线在同一步比")
                         if stopped else "",
         "elsewhere_note": "；".join(elsewhere_note(data, r) for r in elsewhere),
         "summary": "我们模型的残差对照：" + "；".join(f"{r['label']}，第 0 步认出当前 token {r['init_top1']}，验证集损失 {r['val']}"
-                                          for r in rows(data)),
+                                          for r in table),
     }
 
 
