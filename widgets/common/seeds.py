@@ -279,10 +279,11 @@ def _bisect_quantile(df, level):
 def read(arms, floor=FAIL_FLOOR):
     """One experiment's reading at one step and loss: the health check and the pooled noise.
     arms: {arm: {seed: loss}}. Returns health()'s dict with "sd", "df", "runs" {arm: n trained}."""
-    h = health(arms, floor)
-    usable = {n: a for n, a in h["healthy"].items() if n not in h["split"]}
-    sd, df = pooled(usable)
-    return {**h, "sd": sd, "df": df, "runs": {n: len(a) for n, a in arms.items()}}
+    out = health(arms, floor)
+    usable = {n: a for n, a in out["healthy"].items() if n not in out["split"]}
+    out["sd"], out["df"] = pooled(usable)
+    out["runs"] = {n: len(a) for n, a in arms.items()}
+    return out
 
 
 def contrast(reading, a, b):
@@ -356,11 +357,13 @@ VERDICT = {"measured": "测到", "within": "在误差之内，分不出", "one_s
            "holm": "单看超出误差，但按事先约定的几项主比较一起校正（Holm）后不算测到"}
 
 
-def say(c, digits=3):
-    """How every page says a v2 contrast: 「高 0.060 ± 0.021（各 4 个种子）：测到」."""
-    fmt = lambda x: num(x, digits)  # noqa: E731
+def say(c, digits=3, names=None):
+    """How every page says a v2 contrast: 「高 0.060 ± 0.021（各 4 个种子）：测到」. names: {arm: how the
+    page names it}, for a split arm (the arm's key otherwise)."""
+    def fmt(x):
+        return num(x, digits)
     if c["status"] == "split":
-        return f"{'、'.join(c['split'])} 的种子分成了两拨，暂不读"
+        return f"{'、'.join((names or {}).get(n, n) for n in c['split'])} 的种子分成了两拨，暂不读"
     if c["status"] == "none":
         if c["gap"] is None:
             return "没有健康的训练可比，不读"
