@@ -4,15 +4,25 @@ facts.attention, or None before its first export. Lesson c3/l1's 真模型 reads
 A head is *named* for a measure by one rule, written here once: it puts at least NAME_SHARE of its
 weight on that kind of position, averaged over every query of the book's validation text, and at
 least NAME_RATIO times what the content-blind prefix average puts there on the same queries.
+
+The control (every head's weights replaced by the prefix average) is read against the baseline by
+seeds protocol v2 (widgets/common/seeds.py) at every evaluation, on both losses: the health check's
+failed runs are listed, not read. Its primary comparison (PRIMARY) is declared here after the fact:
+the runs were trained before v2. The baseline takes the seeds trained for it later
+(baseline-seeds.json, through _baseline.extend_row).
 """
 from course.widgets import common_module
 
+from . import _baseline
+from ..errors import CourseError
+
 numfmt = common_module("numfmt")  # first: seeds imports it
-seeds = common_module("seeds")  # the seeds protocol, the one rule every lesson reads runs by
+seeds = common_module("seeds")  # the seeds protocol (v2), the one rule every lesson reads runs by
 
 
 KEY = "real-model/attention/attention"
 CARD = "real-model/model-card"  # the baseline's init scales, for what a score is before training
+FAILED_RUN = "real-model/attention/failed-run"  # the same measures of a baseline run v2 flags as failed
 NAME_SHARE = 0.3  # at least this share of the head's weight, on average ...
 NAME_RATIO = 5.0  # ... and this many times the prefix average's share
 # A head the table cannot tell from the prefix average: each share column within NEAR_SHARE of
@@ -105,56 +115,131 @@ def strongest(heads, m):
     return max(heads, key=lambda h: (h[m], -h["layer"], -h["head"]))
 
 
-def mean(xs):
-    return sum(xs) / len(xs)
+def seeds_phrase(n):
+    """How the page says how many runs stand behind a figure. seeds_phrase(1) -> '1 个种子'"""
+    return f"{n} 个种子"
 
 
-def control_facts(doc):
-    """The control (attention replaced by the prefix average) against the baseline, by the seeds
-    protocol: at the end and at every evaluation, on validation and training loss. None without one."""
+# The lesson's primary comparison, read by seeds protocol v2 (widgets/common/seeds.py). Declared
+# post hoc: the control and the baseline were trained before v2 existed, so the page says it reads
+# them after the fact. Arms are compared as (a, b): gap = a - b; "step" None is the last evaluation.
+PRIMARY = ({"a": "control", "b": "baseline", "loss": "val_loss", "step": None},)
+LOSSES = ("val_loss", "train_loss")
+ARM_NAMES = {"baseline": "基线", "control": "对照"}
+
+
+def read_at(arms, step, key, a="control", b="baseline"):
+    """v2 at one evaluation: arms {name: export row} -> (its reading over every arm, contrast a - b)."""
+    reading = seeds.read({n: seeds.history_by_seed(row, step, key) for n, row in arms.items()})
+    return reading, seeds.contrast(reading, a, b)
+
+
+def failed_course(arms, steps, arm, seed, other):
+    """What a failed run (of `arm`, failed at the last evaluation) did over the run, on validation
+    loss: its lag behind the median of its arm's other runs at every evaluation ("lag" {step: lag}),
+    the evaluations where the health check flags it, the first step from which it stays flagged
+    ("since") and the evaluation before it ("before", with its lag and that step's threshold), its
+    lag from "since" on, and where it stands against every run of the `other` arm (the evaluations
+    where it is worse than all of them; their range at the last evaluation)."""
+    lag, flagged, worse = {}, [], []
+    at = {r["step"]: r for r in steps}
+    for step, r in at.items():
+        own = seeds.history_by_seed(arms[arm], step, "val_loss")
+        if seed not in own:
+            continue
+        rest = [v for s, v in own.items() if s != seed]
+        lag[step] = own[seed] - seeds.median(rest) if rest else None
+        if seed in r["readings"]["val_loss"]["failed"].get(arm, {}):
+            flagged.append(step)
+        theirs = seeds.history_by_seed(arms[other], step, "val_loss")
+        if theirs and own[seed] > max(theirs.values()):
+            worse.append(step)
+    order = sorted(lag)
+    since = None
+    for step in reversed(order):  # the flagged stretch that ends the run starts here
+        if step not in flagged:
+            break
+        since = step
+    i = order.index(since) if since is not None else None
+    before = order[i - 1] if i else None
+    held = [lag[s] for s in order[i:]] if i is not None else []
+    last = seeds.history_by_seed(arms[other], order[-1], "val_loss")
+    final = seeds.history_by_seed(arms[arm], order[-1], "val_loss")[seed]
+    return {"lag": lag, "flagged": flagged, "since": since, "before": before,
+            "lag_before": lag[before] if before is not None else None,
+            "threshold_before": at[before]["readings"]["val_loss"]["threshold"] if before is not None else None,
+            "held_min": min(held) if held else None, "held_max": max(held) if held else None,
+            "other": other, "other_name": ARM_NAMES[other], "worse_than_other": worse,
+            "worse_than_other_before_last": len(order) > 1 and all(s in worse for s in order[:-1]),
+            "other_min": min(last.values()), "other_max": max(last.values()),
+            "within_other": min(last.values()) <= final <= max(last.values())}
+
+
+def control_facts(doc, extra=None):
+    """The control (attention replaced by the prefix average) against the baseline, by seeds protocol
+    v2: at every evaluation, on validation and training loss, with the health check's failed runs.
+    The baseline row takes the seeds trained for it later (baseline-seeds.json, `extra`). None without
+    a control."""
     c = doc.get("control")
     if not c:
         return None
-    base, ctl = c["baseline"], c["control"]
-    final = seeds.compare(seeds.by_seed(base), seeds.by_seed(ctl), seeds.band(base["val_losses"]))
-    final_train = seeds.compare(seeds.by_seed(base, "train_losses"), seeds.by_seed(ctl, "train_losses"),
-                                seeds.band(base["train_losses"]))
+    base, ctl = _baseline.extend_row(c["baseline"], extra), c["control"]
+    arms = {"baseline": base, "control": ctl}
     steps = []
     for row in ctl["histories"][0]:
-        step = row["step"]
-        per = {}
-        for key in ("val_loss", "train_loss"):
-            per[key] = seeds.compare(seeds.history_by_seed(base, step, key), seeds.history_by_seed(ctl, step, key),
-                                     seeds.band_at(base["histories"], step, key))
-        steps.append({"step": step, "tokens": row["tokens"], "val": per["val_loss"], "train": per["train_loss"]})
-    paired = [x for s_, x in zip(base["seeds"], base["val_losses"]) if s_ in ctl["seeds"]]
-    # A baseline seed far from the rest (more than twice their spread away) sets the band's width:
-    # the page says so, and what the band of the others would be, without changing the rule.
-    ranked = sorted(zip(base["val_losses"], base["seeds"]))
-    far = None
-    if len(ranked) >= 4:
-        for x, rest in ((ranked[-1], ranked[:-1]), (ranked[0], ranked[1:])):
-            spread = rest[-1][0] - rest[0][0]
-            if min(abs(x[0] - rest[0][0]), abs(x[0] - rest[-1][0])) > 2 * spread:
-                far = {"seed": x[1], "loss": x[0], "others": len(rest), "others_band": spread,
-                       "paired": x[1] in ctl["seeds"]}
+        readings, contrasts = {}, {}
+        for key in LOSSES:
+            readings[key], contrasts[key] = read_at(arms, row["step"], key)
+        steps.append({"step": row["step"], "tokens": row["tokens"], "readings": readings,
+                      "val": contrasts["val_loss"], "train": contrasts["train_loss"],
+                      "failed": failed_runs(readings)})
+    last = steps[-1]
+    primary = seeds.holm([read_at(arms, last["step"] if p["step"] is None else p["step"], p["loss"], p["a"], p["b"])[1]
+                          for p in PRIMARY])[0]
+    final, final_train = last["val"], last["train"]
+    failed = last["failed"]
+    for f in failed:
+        other = next(n for n in arms if n != f["arm"])
+        f["course"] = failed_course(arms, steps, f["arm"], f["seed"], other)
+
+    def from_on(key, direction):  # the first evaluation from which every later one is measured that way
+        out = None
+        for r in reversed(steps):
+            if not (r[key]["measured"] and r[key]["direction"] == direction):
                 break
-    pairs = seeds.paired(seeds.by_seed(base), seeds.by_seed(ctl))
-    if far:
-        far["control_min"], far["control_max"] = min(ctl["val_losses"]), max(ctl["val_losses"])
+            out = r["step"]
+        return out
+
+    val = last["readings"]["val_loss"]
     return {
-        "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]), "pairs": pairs,
-        "seed_list": ctl["seeds"],
+        "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]), "seed_list": ctl["seeds"],
         "params": ctl["params"], "base_params": base["params"], "d_ff": ctl["model_config"]["d_ff"],
-        "base_d_ff": base["model_config"]["d_ff"], "final": final, "final_train": final_train,
-        "control_mean": mean(ctl["val_losses"]), "baseline_paired_mean": mean(paired), "steps": steps,
-        "worse_from": next((r["step"] for r in steps if r["val"]["measured"] and r["val"]["direction"] > 0), None),
-        "better_at": [r["step"] for r in steps if r["val"]["measured"] and r["val"]["direction"] < 0],
-        "ahead_at": [r["step"] for r in steps if r["val"]["same_sign"] and r["val"]["gap"] < 0],
+        "base_d_ff": base["model_config"]["d_ff"],
+        "last_step": last["step"], "primary": primary, "primary_count": len(PRIMARY),
+        "final": final, "final_train": final_train, "threshold": val["threshold"],
+        "threshold_train": last["readings"]["train_loss"]["threshold"],
+        "runs": {n: {"trained": val["runs"][n], "failed": len(val["failed"][n]), "name": ARM_NAMES[n]} for n in arms},
+        "failed": failed, "steps": steps,
+        "worse_from": from_on("val", 1), "worse_from_train": from_on("train", 1),
+        "better_at": [r["step"] for r in steps if r["val"]["direction"] < 0],
+        "better_at_train": [r["step"] for r in steps if r["train"]["direction"] < 0],
+        "t": seeds.t_quantile(final["df"]) if final["df"] else None,
+        "fail_scales": seeds.FAIL_SCALES, "fail_floor": seeds.FAIL_FLOOR, "level": 1 - seeds.ALPHA,
         "minutes": sum(ctl["wall_seconds"]) / 60,
-        "far": far,
-        "say": seeds.verdict,
+        "say": seeds.say,
     }
+
+
+def failed_runs(readings):
+    """The health check's failed runs at one evaluation, one entry per (arm, seed) failed on either
+    loss, with its loss on each (None where that loss passed), baseline first, then by seed."""
+    runs = {}
+    for key in LOSSES:
+        for arm, bad in readings[key]["failed"].items():
+            for seed, loss in bad.items():
+                runs.setdefault((arm, seed), {"arm": arm, "name": ARM_NAMES.get(arm, arm), "seed": seed,
+                                              "val_loss": None, "train_loss": None})[key] = loss
+    return [runs[k] for k in sorted(runs, key=lambda k: (k[0] != "baseline", k[0], k[1]))]
 
 
 def typical_query(doc, layer, head):
@@ -165,7 +250,23 @@ def typical_query(doc, layer, head):
     return hits[-1] if hits else None
 
 
-def attention_facts(doc, card=None):
+def failed_run_heads(control, other):
+    """The head measures of a failed baseline run (failed-run.json), next to the page's table: how
+    many of its heads are near the prefix average (near_average) and how many the naming rule names.
+    None without that export, or when the run it measured is not one the health check lists as failed."""
+    if not other or not control:
+        return None
+    cfg = other["export_config"]
+    if cfg["variant"] != "baseline" or not any(f["arm"] == "baseline" and f["seed"] == cfg["seed"]
+                                                for f in control["failed"]):
+        return None
+    heads, blind = other["measures"]["heads"], other["measures"]["prefix_average"]
+    _, names = named_heads(heads, blind)
+    return {"seed": cfg["seed"], "heads": len(heads), "near": near_average(heads, blind),
+            "named_count": sum(1 for n in names.values() if n)}
+
+
+def attention_facts(doc, card=None, extra=None, failed_run=None):
     ms = doc["measures"]
     heads, blind = ms["heads"], ms["prefix_average"]
     by_measure, names = named_heads(heads, blind)
@@ -175,7 +276,7 @@ def attention_facts(doc, card=None):
     best = {m: strongest(heads, m) for m in ("previous", "same_token", "induction", "punctuation", "first", "self")}
     spread = {m: {"min": min(h[m] for h in heads), "max": max(h[m] for h in heads)} for m in blind}
     unnamed = [h for h in table if not h["name"]]
-    return {
+    out = {
         "data": doc,
         "model": doc["model"], "model_config": doc["model_config"], "corpus": doc["corpus"],
         "command": doc["command"], "date": doc["date"],
@@ -185,14 +286,36 @@ def attention_facts(doc, card=None):
         "rule": {"share": NAME_SHARE, "ratio": NAME_RATIO},
         "passages": [{"text": p["text"], "tokens": len(p["tokens"])} for p in doc["passages"]],
         "selection": doc["selection"],
-        "control": control_facts(doc),
-        "seeds_phrase": seeds.seeds_phrase,
+        "control": control_facts(doc, extra),
+        "failed_heads": None,
+        "seeds_phrase": seeds_phrase,
         "near": near_average(heads, blind), "near_rule": {"share": NEAR_SHARE, "distance": NEAR_DISTANCE},
         "in_passages": passage_queries(doc, best["previous"]["layer"], best["previous"]["head"]),
         "init": init_scores(card, doc["model_config"]["head_dim"]) if card else None,
         "open_query": typical_query(doc, best["previous"]["layer"], best["previous"]["head"]),
     }
+    out["failed_heads"] = failed_run_heads(out["control"], failed_run)
+    return out
+
+
+def baseline_extra(doc, data):
+    """baseline-seeds.json's runs for the control's baseline, None without them. They join only a
+    baseline that is ablation.json's (same seeds, same losses): another edition is refused by name."""
+    extra = data.get(_baseline.EXTRA)
+    if not extra or not doc.get("control"):
+        return None
+    ours = doc["control"]["baseline"]
+    theirs = next(v for v in data[_baseline.ABLATION]["variants"] if v["name"] == "baseline")
+    same = dict(zip(theirs["seeds"], theirs["val_losses"]))
+    if any(s not in same or abs(same[s] - v) > 1e-9 for s, v in zip(ours["seeds"], ours["val_losses"])):
+        raise CourseError(f"data/{KEY}.json", "the control's baseline row is not the baseline of "
+                          f"data/{_baseline.ABLATION}.json (seeds {ours['seeds']}, other losses), so the runs of "
+                          f"data/{_baseline.EXTRA}.json cannot join it: re-export the control against that baseline")
+    return extra
 
 
 def facts(data):
-    return {"attention": attention_facts(data[KEY], data.get(CARD)) if KEY in data else None}
+    if KEY not in data:
+        return {"attention": None}
+    doc = data[KEY]
+    return {"attention": attention_facts(doc, data.get(CARD), baseline_extra(doc, data), data.get(FAILED_RUN))}

@@ -3,6 +3,7 @@ and the sqrt(d_k) saturation hold in the models, its 真模型 sentences say wha
 shows, the chapter is linked from C4 第 1 课, and the page has its contract's sections."""
 import html as htmllib
 import re
+import statistics
 
 import numfmt
 from support import ROOT
@@ -85,50 +86,107 @@ def test_the_page_has_its_sections(site_dir):
         assert f"## {mark}" in src
 
 
-def protocol(base, other, band):
-    """The seeds protocol written out again: base, other {seed: loss} -> (pairs, mean gap, measured)."""
-    diffs = [other[s] - base[s] for s in sorted(base) if s in other]
-    gap = sum(diffs) / len(diffs)
-    if len(diffs) == 1:
-        return 1, gap, abs(gap) >= 5 * band
-    same = all(d > 0 for d in diffs) or all(d < 0 for d in diffs)
-    return len(diffs), gap, same and abs(gap) > band
+# Two-sided 95 % quantiles of Student's t, from a printed table (4 decimals).
+T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824, 4: 2.7764, 5: 2.5706, 6: 2.4469, 7: 2.3646, 8: 2.3060, 9: 2.2622,
+        10: 2.2281, 11: 2.2010, 12: 2.1788, 13: 2.1604, 14: 2.1448, 15: 2.1314, 16: 2.1199, 17: 2.1098,
+        18: 2.1009, 19: 2.0930, 20: 2.0860}
 
 
-def test_the_control_is_read_by_the_seeds_protocol(site_dir):
-    """真模型's control (attention replaced by the prefix average): the final verdict, every evaluation's
-    row and the far seed's sentence, recomputed from attention.json's control block alone."""
-    doc = load_data(ROOT / "data", ROOT)["real-model/attention/attention"]
+def v2_by_hand(arms):
+    """Seeds protocol v2 written out again for one loss at one step, arms {name: {seed: loss}}:
+    (failed {name: {seed: loss}}, healthy {name: [loss]}, pooled sd, df)."""
+    med = {n: statistics.median(a.values()) for n, a in arms.items()}
+    res = [v - med[n] for n, a in arms.items() if len(a) >= 3 for v in a.values()]
+    line = max(6 * 1.4826 * statistics.median(abs(r) for r in res), 0.1)
+    failed = {n: {s: v for s, v in a.items() if v - med[n] > line} for n, a in arms.items()}
+    ok = {n: [v for s, v in a.items() if s not in failed[n]] for n, a in arms.items()}
+    df = sum(len(v) - 1 for v in ok.values())
+    sd = (sum(sum((x - statistics.fmean(v)) ** 2 for x in v) for v in ok.values()) / df) ** 0.5
+    return failed, ok, sd, df, line
+
+
+def said(ok, sd, df):
+    """How the page prints control - baseline: 「高 0.370 ± 0.024（5、4 个种子）：测到」."""
+    a, b = ok["control"], ok["baseline"]
+    gap = statistics.fmean(a) - statistics.fmean(b)
+    h = T975[df] * sd * (1 / len(a) + 1 / len(b)) ** 0.5
+    seeds = f"各 {len(a)} 个种子" if len(a) == len(b) else f"{len(a)}、{len(b)} 个种子"
+    verdict = ("测到" if min(len(a), len(b)) >= 2 else "一个种子，待第二个种子确认") if abs(gap) > h else "在误差之内，分不出"
+    return f"{'高' if gap > 0 else '低'} {abs(gap):.3f} ± {h:.3f}（{seeds}）：{verdict}", gap, h
+
+
+def arms_at(base, ctl, i, key):
+    return {"baseline": {s: h[i][key] for s, h in zip(base["seeds"], base["histories"]) if len(h) > i},
+            "control": {s: h[i][key] for s, h in zip(ctl["seeds"], ctl["histories"]) if len(h) > i}}
+
+
+def failed_text(failed_val, failed_train):
+    runs = sorted({s for s in failed_val} | {s for s in failed_train})
+    out = []
+    for s in runs:
+        parts = ([f"验证损失 {failed_val[s]:.3f}"] if s in failed_val else []) + \
+                ([f"训练损失 {failed_train[s]:.3f}"] if s in failed_train else [])
+        out.append(f"基线种子 {s}（{'，'.join(parts)}）")
+    return "、".join(out)
+
+
+def test_the_control_is_read_by_seeds_protocol_v2(site_dir):
+    """真模型's control (attention replaced by the prefix average): the health check's failed runs,
+    the final reading on both losses and every evaluation's row, recomputed by hand from attention.json's
+    control block (its baseline joined by baseline-seeds.json's runs when that export exists)."""
+    data = load_data(ROOT / "data", ROOT)
+    doc = data["real-model/attention/attention"]
     text = text_of(site_dir)
     if "control" not in doc:
         assert "对照：把注意力换成前缀平均" not in text
         return
     base, ctl = doc["control"]["baseline"], doc["control"]["control"]
-    b, c = dict(zip(base["seeds"], base["val_losses"])), dict(zip(ctl["seeds"], ctl["val_losses"]))
-    band = max(base["val_losses"]) - min(base["val_losses"])
-    n, gap, measured = protocol(b, c, band)
-    paired = sum(b[s] for s in c) / len(c)
-    assert (f"训练结束时，对照的验证损失平均是 {sum(c.values()) / len(c):.3f}，同样种子的基线平均是 {paired:.3f}；") in text
-    diffs = "、".join(f"种子 {s_} {'+' if c[s_] > b[s_] else '−'}{abs(c[s_] - b[s_]):.3f}" for s_ in sorted(c))
-    assert f"逐对的差是{diffs}。" in text
-    assert f"平均{'高' if gap > 0 else '低'} {abs(gap):.3f}" in text or f"高 {abs(gap):.3f}" in text
-    assert ("算测到了" in text.split("逐对的差是")[1].split("训练过程中")[0]) == measured
-    assert f"（{ctl['params']:,} 个参数，基线 {base['params']:,} 个）" in text
+    extra = data.get("real-model/baseline-seeds")
+    if extra:  # the seeds trained later for the baseline join its arm
+        runs = [r for r in sorted(extra["seed_runs"], key=lambda r: r["seed"]) if r["seed"] not in base["seeds"]]
+        base = {**base, "seeds": base["seeds"] + [r["seed"] for r in runs],
+                "histories": base["histories"] + [r["history"] for r in runs]}
+    section = text.split("导出命令")[0].rsplit("对照：把注意力换成前缀平均", 1)[1]  # the body, not the table of contents
+    last = len(ctl["histories"][0]) - 1
+    step = ctl["histories"][0][last]["step"]
+    final = {}
+    for key in ("val_loss", "train_loss"):
+        final[key] = v2_by_hand(arms_at(base, ctl, last, key))
+    (fv, okv, sdv, dfv, line_v), (ft, okt, sdt, dft, line_t) = final["val_loss"], final["train_loss"]
+    val, gap, h = said(okv, sdv, dfv)
+    train, _, _ = said(okt, sdt, dft)
+    assert f"训练结束时，对照的验证损失比基线{val}" in section
+    assert f"训练损失（每次评估前最后 50 步的批次损失的平均，不是另算的一遍）{train}。" in section
+    assert f"第 {step:,} 步，验证损失的线 T = {line_v:.3f}，训练损失 {line_t:.3f}。" in section
+    assert not fv["control"] and not ft["control"]  # the page names baseline runs only as failed
+    if fv["baseline"] or ft["baseline"]:
+        assert f"失败的训练：{failed_text(fv['baseline'], ft['baseline'])}。" in section
+    n_base = len(arms_at(base, ctl, last, "val_loss")["baseline"])
+    assert f"基线 {n_base} 次训练里失败 {len(fv['baseline'])} 次" in section
+    for s, loss in fv["baseline"].items():  # the failed run's course, as the page tells it
+        c_last = arms_at(base, ctl, last, "val_loss")["control"].values()
+        if min(c_last) <= loss <= max(c_last):
+            assert f"训练结束时它是 {loss:.3f}，落在对照各种子的 {min(c_last):.3f}–{max(c_last):.3f} 之间" in section
+        assert f"基线种子 {s} 不是普通的起伏" in section and "它是一次失败的训练，不是种子的噪声。" in section
+    shown_t = re.search(rf"自由度即健康训练数减组数，是 {dfv}，t = (\d+\.\d\d)", section)
+    assert shown_t and abs(float(shown_t.group(1)) - T975[dfv]) < 0.005
+    cells = [re.sub(r"<[^>]+>", "", x).strip() for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
     for i, row in enumerate(ctl["histories"][0]):
-        at = [h[i]["val_loss"] for h in base["histories"]]
-        hb = {s: h[i]["val_loss"] for s, h in zip(base["seeds"], base["histories"])}
-        hc = {s: h[i]["val_loss"] for s, h in zip(ctl["seeds"], ctl["histories"])}
-        _, g, _ = protocol(hb, hc, max(at) - min(at))
-        cells = [re.sub(r"<[^>]+>", "", x).strip() for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
         k = cells.index(f"{row['step']:,}")
-        assert cells[k + 1] == f"{'+' if g > 0 else '−'}{abs(g):.3f}" and cells[k + 2] == f"{max(at) - min(at):.3f}", row
-    ranked = sorted(zip(base["val_losses"], base["seeds"]))
-    far, rest = ranked[-1], ranked[:-1]
-    if not measured and far[0] - rest[-1][0] > 2 * (rest[-1][0] - rest[0][0]):
-        spread = rest[-1][0] - rest[0][0]
-        assert f"基线的种子 {far[1]} 前几百步落在后面，训练结束时是 {far[0]:.3f}，和对照各种子的 {min(c.values()):.3f}–{max(c.values()):.3f} 差不多" in text
-        assert f"只看其余 {len(rest)} 个种子，带只有 {spread:.3f}。" in text and "倍。规则不因" not in text
-        assert (f"把带撑宽的种子 {far[1]} 不在配对之中" in text) == (far[1] not in c)
+        fails = {}
+        for j, key in enumerate(("val_loss", "train_loss")):
+            failed, ok, sd, df, _ = v2_by_hand(arms_at(base, ctl, i, key))
+            assert cells[k + 1 + j] == said(ok, sd, df)[0], (row["step"], key)
+            fails[key] = failed["baseline"]
+        want = failed_text(fails["val_loss"], fails["train_loss"]) or "—"
+        assert cells[k + 3] == want, row["step"]
+    # the rule is explained once, where the control is first read, under an anchor later lessons link to
+    assert 'id="seeds-protocol"' in page(site_dir) and "事后按种子规则读" in section
+    for words in ("失败的训练", "± h", "一个种子，待第二个种子确认", "Holm"):
+        assert words in section
+    for old in ("种子带", "分辨力", "分不出高下", "换种子就可能出这种事", "逐对的差"):  # the v1 reading is gone
+        assert old not in text
+    assert ("在这个规模上，学出来的注意力权重比一律平均带来了测得到的好处" in section) == (abs(gap) > h and gap > 0)
 
 
 def test_the_attention_map_opens_on_what_the_previous_token_head_usually_does(site_dir):
