@@ -1,31 +1,49 @@
 """Facts of our model's gating experiment (data/real-model/gating/gating.json, `python -m lab gating`):
 facts.gating, or None before its first export. Lesson c4/l4's 真模型 reads only these.
 
-Every comparison is read by the seeds protocol (widgets/common/seeds.py), on training and on
-validation loss, against the baseline's seed band at the same step. The baseline's seeds, and the
-linear FFN of 第 1 课 (no activation, no gate), are the FFN experiment's (ablation.json) of the same
-corpus; its seed 0 is the gating export's baseline run.
+The runs were trained before seeds protocol v2 (widgets/common/seeds.py) and are read by it after
+the fact: one reading per loss and evaluation step over the arms this page compares (ARMS) --
+SwiGLU, the baseline, with every seed the FFN experiment has (course/facts/_baseline.py, so seeds
+trained later for it join here), GELU, ReLU and Bilinear (this export and its seeds.json), and
+第 1 课's linear FFN (no activation, no gate; ablation.json) -- each a health check (failed runs
+out, counted per arm), the pooled within-arm SD of the healthy runs, and gap ± h per pair.
+
+Primary comparisons (PRIMARY, on PRIMARY_KEY at the last step) were declared after the runs had
+been seen, so post hoc: Holm's correction over them; every other reading is description.
 """
 from course.widgets import common_module
 
-common_module("numfmt")  # first: seeds imports it
+from . import _baseline
+
+numfmt = common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")
 
 KEY = "real-model/gating/gating"
 SEEDS = "real-model/gating/seeds"  # its extra seeds (`extra_seeds=`), when exported
-ABLATION = "real-model/ablation"
 CARD = "real-model/model-card"
-ORDER = ("baseline", "gelu_ffn", "bilinear_ffn", "relu_ffn")  # the page's table: SwiGLU first
+CONTROL = "real-model/attention/attention"  # C3 第 1 课's content-blind attention control
+ORDER = ("baseline", "gelu_ffn", "relu_ffn", "bilinear_ffn")  # the page's table: SwiGLU first
 LINEAR = "linear_ffn"  # 第 1 课's FFN without activation or gate, in ablation.json
+ARMS = (*ORDER, LINEAR)
+LABELS = {"baseline": "SwiGLU", "gelu_ffn": "GELU", "relu_ffn": "ReLU", "bilinear_ffn": "Bilinear",
+          LINEAR: "线性 FFN"}
 KEYS = ("train_loss", "val_loss")
-# The comparisons the page reads, a - b: each variant against SwiGLU; the gate without an
-# activation against the activation without a gate (Shazeer's test of "the gate, not the
-# activation"); ReLU against GELU (which ungated activation); the product alone against no
-# non-linearity at all.
+# The comparisons the page reads, a - b: each FFN against SwiGLU; the gate without an activation
+# against each activation without a gate (Shazeer's test of "the gate, not the activation"); the
+# two ungated activations against each other; the product alone against no non-linearity at all.
 PAIRS = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "baseline"),
          ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
          ("bilinear_ffn", LINEAR), (LINEAR, "baseline"))
+# Declared after the runs (post hoc): each ungated FFN against SwiGLU, and the gate without an
+# activation against the worse ungated FFN, on validation loss at the last step.
+PRIMARY = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "gelu_ffn"))
+PRIMARY_KEY = "val_loss"
 UNGATED = ("gelu_ffn", "relu_ffn")
+
+
+def at_step(history, step, key):
+    """`key` at evaluation `step` of one run's history, or None."""
+    return next((row[key] for row in history if row["step"] == step), None)
 
 
 def variant(ablation, name):
@@ -34,12 +52,16 @@ def variant(ablation, name):
 
 def arm(name, step, key, runs, seed_runs, ablation):
     """{seed: loss at `step`} of one arm: the baseline and the linear FFN from the FFN experiment's
-    seeds, the gating variants from this export's runs and seed_runs."""
+    rows (ablation, the baseline's later seeds included), the gating variants from this export's
+    runs and seed_runs. Runs that did not reach `step` are left out."""
     if name in ("baseline", LINEAR):
         v = variant(ablation, name)
-        return seeds.history_by_seed(v, step, key) if v else {}
-    rows = [runs[name], *[s for s in seed_runs if s["name"] == name]] if name in runs else []
-    return seeds.runs_by_seed(rows, step, key)
+        pairs = zip(v["seeds"], v["histories"]) if v else ()
+    else:
+        rows = [runs[name], *[s for s in seed_runs if s["name"] == name]] if name in runs else []
+        pairs = ((r["seed"], r["history"]) for r in rows)
+    out = {seed: at_step(history, step, key) for seed, history in pairs}
+    return {seed: value for seed, value in sorted(out.items()) if value is not None}
 
 
 def mean(values):
@@ -47,101 +69,168 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
-def compare_at(step, runs, seed_runs, ablation, drop=None):
-    """Every pair of PAIRS at evaluation `step`, on both losses, by the protocol against the
-    baseline's band at that step (for two non-baseline arms too: the protocol's one band). With
-    `drop`, that seed is left out of every arm, the band included."""
-    out = {}
+def sd(values):
+    """The sample standard deviation, None below two values."""
+    values = list(values)
+    if len(values) < 2:
+        return None
+    m = mean(values)
+    return (sum((x - m) ** 2 for x in values) / (len(values) - 1)) ** 0.5
+
+
+def spread(values):
+    """max - min, None below two values (a description, not a rule)."""
+    values = list(values)
+    return max(values) - min(values) if len(values) > 1 else None
+
+
+def gap_text(c):
+    """「高 0.060 ± 0.021」, or 「高 0.060」 with no half-width."""
+    return seeds.gap_text(c, lambda x: numfmt.num(x, 3))
+
+
+def than(a, b):
+    """「GELU 比 SwiGLU」, 「Bilinear 比线性 FFN」: a space only before a Latin name."""
+    a, b = LABELS.get(a, a), LABELS.get(b, b)
+    return f"{a} 比{' ' if b[0].isascii() else ''}{b}"
+
+
+def phrase(c):
+    """A pair in words for running prose: 「GELU 比 SwiGLU 高 0.060 ± 0.021」 when measured,
+    「ReLU 和 SwiGLU 分不出（高 0.009 ± 0.021）」 within the error, else what v2 says."""
+    a, b = LABELS[c["a"]], LABELS[c["b"]]
+    if c["status"] == "measured":
+        return f"{than(c['a'], c['b'])} {gap_text(c)}"
+    if c["status"] in ("within", "holm"):
+        return f"{a} 和 {b} 分不出（{gap_text(c)}）"
+    return f"{a} 对 {b}：{c['say']}"
+
+
+def contrast(reading, a, b):
+    """seeds.contrast with the page's words: "say" (the table cell), "text" (gap ± h), "phrase"."""
+    c = seeds.contrast(reading, a, b)
+    return dressed(c)
+
+
+def dressed(c):
+    c = {**c, "say": seeds.say(c, names=LABELS), "text": gap_text(c) if c["gap"] is not None else None}
+    c["phrase"] = phrase(c)
+    return c
+
+
+def read_at(step, key, runs, seed_runs, ablation):
+    """v2's reading of every arm at one step and loss, and every pair of PAIRS in it (by "a-b")."""
+    arms = {n: arm(n, step, key, runs, seed_runs, ablation) for n in ARMS}
+    reading = seeds.read({n: a for n, a in arms.items() if a})
+    pairs = {f"{a}-{b}": contrast(reading, a, b) for a, b in PAIRS if arms[a] and arms[b]}
+    return {"reading": reading, "pairs": pairs, "arms": arms}
+
+
+def with_primaries(pairs):
+    """The pairs with PRIMARY Holm-corrected together (each marked "primary"); the others as read."""
+    names = [f"{a}-{b}" for a, b in PRIMARY if f"{a}-{b}" in pairs]
+    held = seeds.holm([pairs[n] for n in names])
+    return {**pairs, **{n: {**dressed(c), "primary": True} for n, c in zip(names, held)}}
+
+
+def summary(contrasts):
+    """How a set of contrasts reads together: {"measured": how many, "of": how many, "direction":
+    +1 or -1 when every measured one points that way (0 when none is measured or they disagree),
+    "all": every one measured that way}.
+    summary([{"direction": -1, "measured": True}, {"direction": 0, "measured": False}])
+      -> {"measured": 1, "of": 2, "direction": -1, "all": False}"""
+    dirs = {c["direction"] for c in contrasts if c["measured"]}
+    direction = dirs.pop() if len(dirs) == 1 else 0
+    measured = sum(1 for c in contrasts if c["measured"])
+    return {"measured": measured, "of": len(contrasts), "direction": direction,
+            "all": bool(contrasts) and direction != 0 and measured == len(contrasts)}
+
+
+def failures(read, arms_of):
+    """The failed runs at one step over both losses: [{"arm", "seed", "losses" {key: loss},
+    "residual" {key: loss - its arm's median}, "flagged" [the losses whose health check failed it]}],
+    and per arm [failed, runs] (a run failed on either loss counts once)."""
+    found = {}
     for key in KEYS:
-        def losses(name):
-            return {sd: v for sd, v in arm(name, step, key, runs, seed_runs, ablation).items() if sd != drop}
-        base = losses("baseline")
-        width = seeds.band(base.values())
-        out[key] = {"band": width}
-        for a, b in PAIRS:
-            arms = losses(b), losses(a)
-            if arms[0] and arms[1]:
-                c = seeds.compare(*arms, width)
-                out[key][f"{a}-{b}"] = {**c, "say": seeds.verdict(c), "brief": seeds.brief(c), "a": mean(arms[1].values()),
-                                        "b": mean(arms[0].values())}
-    return out
+        r = read[key]["reading"]
+        for name, failed in r["failed"].items():
+            for seed in failed:
+                found.setdefault((name, seed), []).append(key)
+    runs = []
+    for (name, seed), flagged in sorted(found.items(), key=lambda x: (ARMS.index(x[0][0]), x[0][1])):
+        losses = {key: read[key]["arms"][name][seed] for key in KEYS if seed in read[key]["arms"][name]}
+        runs.append({"arm": name, "label": LABELS[name], "seed": seed, "losses": losses, "flagged": flagged,
+                     "residual": {key: v - seeds.median(read[key]["arms"][name].values()) for key, v in losses.items()}})
+    counts = {n: [sum(1 for f in runs if f["arm"] == n), len(arms_of[n])] for n in ARMS if arms_of.get(n)}
+    return runs, counts
 
 
-def row(name, step, runs, seed_runs, ablation, only=None):
-    """The table's row of one FFN at `step`: its seeds (those in `only`, when given) and its mean
-    losses over them."""
-    losses = {key: {s: v for s, v in arm(name, step, key, runs, seed_runs, ablation).items()
-                    if only is None or s in only} for key in KEYS}
-    return {"name": name, "ffn": runs[name]["ffn"], "d_ff": runs[name]["d_ff"], "matrices": runs[name]["matrices"],
-            "seeds": sorted(losses["val_loss"]), **{key: mean(v.values()) for key, v in losses.items()},
-            "by_seed": losses}
+def failed_course(by_step, name, seed, key):
+    """A failed run's course over the evaluations on one loss, at the steps where its arm is read
+    (not split): the steps at which the health check fails it, the first step from which it fails
+    it at every later one ("since", None if it does not at the end), and its least and largest
+    residual (loss - its arm's median) from then on."""
+    steps = [s for s in sorted(by_step) if name not in by_step[s][key]["reading"]["split"]]
+    failed = [s for s in steps if seed in by_step[s][key]["reading"]["failed"].get(name, {})]
+    since = None
+    for s in reversed(steps):
+        if s not in failed:
+            break
+        since = s
+    res = [by_step[s][key]["arms"][name][seed] - seeds.median(by_step[s][key]["arms"][name].values())
+           for s in steps if since is not None and s >= since]
+    return {"steps": failed, "since": since, "residual": [min(res), max(res)] if res else None}
 
 
-def slow_start(early, variants):
-    """Is every variant, and the linear FFN, measured below SwiGLU at this step (`early`: one loss)?"""
-    arms = [*variants, LINEAR]
-    return bool(variants) and all(f"{n}-baseline" in early and early[f"{n}-baseline"]["direction"] < 0 for n in arms)
+def recovered(by_step, key, last):
+    """Runs the health check failed at some evaluation where their arm is read (not split) and not at
+    the last: [{"arm", "label", "seed", "steps", "residual" (at the first of them), "back" (the first
+    later step it is healthy at)}]: one step's failure is not a run's verdict."""
+    out = {}
+    steps = sorted(by_step)
+    for s in steps:
+        r = by_step[s][key]
+        for name, failed in r["reading"]["failed"].items():
+            if name in r["reading"]["split"]:
+                continue
+            for seed in failed:
+                if seed not in by_step[last][key]["reading"]["failed"].get(name, {}):
+                    row = out.setdefault((name, seed), {"arm": name, "label": LABELS[name], "seed": seed, "steps": [],
+                                                        "residual": failed[seed] - seeds.median(r["arms"][name].values())})
+                    row["steps"].append(s)
+    for row in out.values():
+        row["back"] = next(s for s in steps if s > row["steps"][-1]
+                           and row["seed"] not in by_step[s][key]["reading"]["failed"].get(row["arm"], {}))
+    return list(out.values())
 
 
-def lag(losses, seed):
-    """How far `seed`'s loss is above the worst of the other seeds (negative: it is not the worst)."""
-    rest = [v for sd, v in losses.items() if sd != seed]
-    return losses[seed] - max(rest) if rest else None
-
-
-def worst_course(losses_by_step, seed):
-    """`seed`'s lag behind its arm's other seeds at each step (lag), the step pair across which it grew
-    most (when it fell behind), and its least and largest lag from then on.
-    worst_course([{0: 5.0, 4: 5.05}, {0: 4.0, 4: 4.4}, {0: 3.9, 4: 4.25}], 4)["fell"] -> 1"""
-    lags = [lag(v, seed) for v in losses_by_step]
-    fell = max(range(1, len(lags)), key=lambda i: lags[i] - lags[i - 1]) if len(lags) > 1 else 0
-    return {"lags": lags, "fell": fell, "after": [min(lags[fell:]), max(lags[fell:])]}
-
-
-def split_gap(losses, base_losses, seed):
-    """Paired gaps with `seed` apart: {"rest": mean over the other seeds, "seeds": them, "diffs": their
-    gaps, "seed": `seed`'s gap or None}."""
-    gaps = {sd: v - base_losses[sd] for sd, v in losses.items() if sd in base_losses}
-    rest = {sd: g for sd, g in gaps.items() if sd != seed}
-    return {"rest": mean(rest.values()), "seeds": sorted(rest), "diffs": [rest[sd] for sd in sorted(rest)],
-            "seed": gaps.get(seed)}
-
-
-def flipped_by(end_losses, base_losses, seed):
-    """A pair whose gaps on every other seed share one sign and whose gap on `seed` has the other:
-    {"others": [least, largest], "seeds": the others, "seed": its gap}, or None. base_losses,
-    end_losses: {seed: loss}."""
-    split = split_gap(end_losses, base_losses, seed)
-    rest = split["diffs"]
-    if split["seed"] is None or len(rest) < 2 or not (all(g > 0 for g in rest) or all(g < 0 for g in rest)):
+def own_noise(end, a, b, key):
+    """Pair a-b read with the two arms' own pooled SD (their healthy runs only, df = n_a + n_b - 2)
+    instead of every arm's: whether it is still beyond its half-width. v2 pools every arm,
+    which assumes the arms vary alike across seeds."""
+    healthy = end[key]["reading"]["healthy"]
+    s, df = seeds.pooled({a: healthy[a], b: healthy[b]})
+    c = end[key]["pairs"][f"{a}-{b}"]
+    if s is None or df < 1:
         return None
-    if (split["seed"] > 0) == (rest[0] > 0):
-        return None
-    return {"others": [min(rest), max(rest)], "seeds": split["seeds"], "seed": split["seed"]}
+    h = seeds.t_quantile(df) * s * (1 / c["n_a"] + 1 / c["n_b"]) ** 0.5
+    return {"sd": s, "df": df, "half_width": h, "beyond": abs(c["gap"]) > h}
 
 
-def spread_facts(arms, steps, shared, runs, seed_runs, ablation):
-    """Each arm's own range over the seeds every arm ran (`shared`), per loss and step, and whether the
-    baseline's is the widest at every step on both losses: the band of non-baseline pairs is the
-    baseline's, which assumes the arms vary alike across seeds."""
-    spread = {n: {key: [seeds.band(v for sd, v in arm(n, st, key, runs, seed_runs, ablation).items() if sd in shared)
-                        for st in steps] for key in KEYS} for n in arms}
-    others = [n for n in arms if n != "baseline"]
-    widest = len(shared) > 1 and bool(others) and all(
-        spread["baseline"][key][i] is not None
-        and all(spread[n][key][i] is not None and spread[n][key][i] < spread["baseline"][key][i] for n in others)
-        for key in KEYS for i in range(len(steps)))
-    return {"seeds": sorted(shared), "by_arm": spread, "baseline_widest": widest,
-            "others_at_end": {key: [spread[n][key][-1] for n in others] for key in KEYS}}
-
-
-def crossings(end, without):
-    """The pairs unmeasured by the rule (`end`) that would read as measured with the baseline's worst
-    seed left out of everything, band and pairs (`without`: compare_at(..., drop=worst)): what
-    dropping that seed after seeing the results would have read."""
-    return [{"pair": p, "key": key, "gap": c["gap"], "narrow": without[key]["band"]}
-            for key in KEYS for p, c in without[key].items()
-            if p != "band" and c["measured"] and p in end[key] and not end[key][p]["measured"]]
+def row(name, end, runs, ablation):
+    """The table's row of one FFN at the last step: its healthy seeds, its failed ones, and per loss
+    the mean and SD over its healthy runs."""
+    healthy = {key: end[key]["reading"]["healthy"].get(name, {}) for key in KEYS}
+    failed = sorted({s for key in KEYS for s in end[key]["reading"]["failed"].get(name, {})})
+    if name == LINEAR:
+        v = variant(ablation, LINEAR)
+        shape = {"ffn": v["ffn"], "d_ff": v["d_ff"], "matrices": 2}
+    else:
+        shape = {k: runs[name][k] for k in ("ffn", "d_ff", "matrices")}
+    return {"name": name, "label": LABELS[name], **shape,
+            "seeds": sorted(set(healthy["val_loss"]) & set(healthy["train_loss"])), "failed": failed,
+            **{key: mean(v.values()) for key, v in healthy.items()},
+            "sd": {key: sd(v.values()) for key, v in healthy.items()}}
 
 
 def tail_order(tails, gated, plain):
@@ -181,81 +270,98 @@ def range_facts(models, limits, fp16_max):
     return out
 
 
-def gating_facts(data, extra, ablation, card):
+def control_facts(doc):
+    """C3 第 1 课's control (attention replaced by the prefix average: it cannot read content), its
+    validation losses at the end, or None before that export."""
+    c = (doc or {}).get("control")
+    if not c:
+        return None
+    losses = c["control"]["val_losses"]
+    return {"min": min(losses), "max": max(losses), "seeds": len(losses)}
+
+
+def gating_facts(data, extra, ablation, card, control=None):
     runs = {r["name"]: r for r in data["runs"]}
     seed_runs = extra["seed_runs"] if extra else []
     baseline = runs["baseline"]
     steps = [h["step"] for h in baseline["history"]]
     last = steps[-1]
     full = [n for n in ORDER if n in runs and runs[n]["steps_trained"] == last]
-    # The baseline's row shows the seeds the variants pair with: a mean over other seeds is no comparison.
-    paired = {s for n in full[1:] for s in arm(n, last, "val_loss", runs, seed_runs, ablation)} or None
-    by_step = {s: compare_at(s, runs, seed_runs, ablation) for s in steps}
-    base = variant(ablation, "baseline")
-    band_seeds = {key: {s: seeds.history_by_seed(base, last, key)[s] for s in base["seeds"]} for key in KEYS}
-    worst = max(band_seeds["val_loss"], key=band_seeds["val_loss"].get)
-    arms = full + ([LINEAR] if variant(ablation, LINEAR) else [])
-    shared = set.intersection(*[set(arm(n, last, "val_loss", runs, seed_runs, ablation)) for n in arms])
-    worst_courses = {n: {key: worst_course([arm(n, st, key, runs, seed_runs, ablation) for st in steps], worst)
-                         for key in KEYS}
-                     for n in full if worst in arm(n, last, "val_loss", runs, seed_runs, ablation)}
+    by_step = {s: {key: read_at(s, key, runs, seed_runs, ablation) for key in KEYS} for s in steps}
+    end = by_step[last]
+    end_pairs = {key: with_primaries(end[key]["pairs"]) if key == PRIMARY_KEY else end[key]["pairs"] for key in KEYS}
+    failed, counts = failures(end, end[PRIMARY_KEY]["arms"])
+    shown = full + ([LINEAR] if end[PRIMARY_KEY]["arms"].get(LINEAR) else [])
+    rows = [row(n, end, runs, ablation) for n in shown]
+    healthy_sd = {n: r["sd"][PRIMARY_KEY] for n, r in zip(shown, rows)}
+    # Each failed run's course on validation loss, and whether the same seed failed in any other arm.
+    for f in failed:
+        f["course"] = failed_course(by_step, f["arm"], f["seed"], PRIMARY_KEY)
+        f["trained_by"] = [n for n in full if n != f["arm"] and f["seed"] in end[PRIMARY_KEY]["arms"].get(n, {})]
+        f["failed_elsewhere"] = [n for n in f["trained_by"]
+                                 if any(f["seed"] in by_step[s][key]["reading"]["failed"].get(n, {})
+                                        for s in steps for key in KEYS)]
+    pair = {key: end_pairs[key] for key in KEYS}
+    gelu_share = None
+    rg, bg = pair[PRIMARY_KEY].get("relu_ffn-gelu_ffn"), pair[PRIMARY_KEY].get("bilinear_ffn-gelu_ffn")
+    if rg and bg and rg["direction"] < 0 and bg["direction"] < 0:
+        gelu_share = rg["gap"] / bg["gap"]  # how much of Bilinear's lead over GELU ReLU has too
+    first = steps[0]
+    over_steps = [s for s in steps if "gelu_ffn-baseline" in by_step[s][PRIMARY_KEY]["pairs"]]
+    fragile = {key: [p for p, c in pair[key].items() if c["measured"] and "baseline" in p.split("-")
+                     and (o := own_noise(end, *p.split("-"), key)) and not o["beyond"]] for key in KEYS}
     tails = {n: r["tail_by_layer"] for n, r in range_facts(data["ranges"]["models"], data["ranges"]["limits"],
                                                            data["ranges"]["fp16_max"]).items()}
     tokens = last * tokens_per_step(data)
     epochs = tokens / card["split"]["train_tokens"] if card and "split" in card else None
     ranges = data["ranges"]
     tcard = data["model_card"]
+    base = variant(ablation, "baseline")
+    reading = {key: {k: end[key]["reading"][k] for k in ("threshold", "scale", "sd", "df", "runs")} for key in KEYS}
     return {
         "card": tcard,
         "seeds_card": extra["model_card"] if extra else None,
         "extra_seeds": sorted({r["seed"] for r in seed_runs}),
         "runs": runs,
+        "labels": LABELS,
         "steps": steps,
         "last": last,
-        "rows": [row(n, last, runs, seed_runs, ablation, paired) for n in full],
+        "full": full,
+        "rows": rows,
         "cut": [runs[n] for n in ORDER if n in runs and n not in full],
         "seeds_of": {n: sorted({runs[n]["seed"], *[s["seed"] for s in seed_runs if s["name"] == n]}) for n in runs},
         "baseline_seeds": base["seeds"],
+        "variant_seeds": {n: sorted({runs[n]["seed"], *[s["seed"] for s in seed_runs if s["name"] == n]})
+                          for n in full[1:]},
         "linear_seeds": variant(ablation, LINEAR)["seeds"] if variant(ablation, LINEAR) else [],
-        "by_step": by_step,
-        "end": by_step[last],
-        # How each variant's paired gap to SwiGLU moves over the run, on both losses.
-        "over_run": {f"{n}-baseline": {key: [{"step": s, **by_step[s][key][f"{n}-baseline"]} for s in steps
-                                            if f"{n}-baseline" in by_step[s][key]] for key in KEYS}
-                     for n in ORDER[1:] if n in runs},
-        # The band's seeds at the end: which seed sets its width.
-        "band_seeds": band_seeds,
-        # The baseline seed with the worst validation loss at the end, and whether any variant trained it.
-        "worst_seed": worst,
-        "worst_seed_trained": any(worst in arm(n, last, "val_loss", runs, seed_runs, ablation) for n in full[1:]),
-        # Per arm that trained the worst seed, on both losses: how far that seed trails the arm's others, step by step.
-        "worst_seed_course": worst_courses,
-        # How far the other arms' worst seed ever trails their other seeds, on either loss, at any step.
-        "worst_seed_others_max": max((x for n, c in worst_courses.items() if n != "baseline"
-                                      for key in KEYS for x in c[key]["lags"]), default=None),
-        # The baseline's band over its other seeds, step by step: the others caught up, the worst did not.
-        "band_without_worst": {key: [seeds.band(v for sd, v in arm("baseline", st, key, runs, seed_runs, ablation).items()
-                                                if sd != worst) for st in steps] for key in KEYS},
-        # The pairs to SwiGLU whose sign the worst seed alone turns, on each loss at the end.
-        "worst_seed_flips": {key: {n: f for n in full[1:]
-                                   if (f := flipped_by(arm(n, last, key, runs, seed_runs, ablation),
-                                                       arm("baseline", last, key, runs, seed_runs, ablation), worst))}
-                             for key in KEYS},
-        # Every arm measured below SwiGLU on training loss at the first evaluation: SwiGLU starts slowly.
-        "slow_start": slow_start(by_step[steps[0]]["train_loss"], full[1:]),
-        "spread": spread_facts(arms, steps, shared, runs, seed_runs, ablation),
-        "crossings": crossings(by_step[last], compare_at(last, runs, seed_runs, ablation, drop=worst)),
-        # Each pair to SwiGLU with the worst seed's pair apart: the other seeds' mean and that seed's gap.
-        "worst_seed_split": {key: {n: split_gap(arm(n, last, key, runs, seed_runs, ablation),
-                                                arm("baseline", last, key, runs, seed_runs, ablation), worst)
-                                   for n in full[1:]} for key in KEYS},
-        # GELU − SwiGLU on training loss over the run, the worst seed's pair apart.
-        "over_run_split": [split_gap(arm("gelu_ffn", st, "train_loss", runs, seed_runs, ablation),
-                                     arm("baseline", st, "train_loss", runs, seed_runs, ablation), worst)
-                           for st in steps] if "gelu_ffn" in full else None,
-        # Each full arm's own range over its seeds, step by step.
-        "own_band": {n: {key: [seeds.band(arm(n, st, key, runs, seed_runs, ablation).values()) for st in steps]
-                         for key in KEYS} for n in full},
+        # v2 at the last step: per loss the health check's threshold, the pooled SD and its df, and
+        # every pair (the primaries Holm-corrected on PRIMARY_KEY).
+        "reading": reading,
+        "end": pair,
+        "pairs": [f"{a}-{b}" for a, b in PAIRS if f"{a}-{b}" in pair[PRIMARY_KEY]],
+        "pair_labels": {f"{a}-{b}": than(a, b) for a, b in PAIRS},
+        "primary": [f"{a}-{b}" for a, b in PRIMARY if f"{a}-{b}" in pair[PRIMARY_KEY]],
+        "primary_key": PRIMARY_KEY,
+        "failed": failed,
+        "failure_counts": counts,
+        # Runs failed at some evaluation and healthy at the last: one step's check is not a run's verdict.
+        "recovered": recovered(by_step, PRIMARY_KEY, last),
+        # The arms' own SD over their healthy runs (PRIMARY_KEY), and the measured pairs to SwiGLU that
+        # would not be beyond their half-width with the two arms' own pooled SD.
+        "healthy_sd": healthy_sd,
+        "fragile": fragile,
+        # At the first evaluation: v2's reading of SwiGLU (split or not) and each arm's own range.
+        "first": {"step": first, "split": by_step[first][PRIMARY_KEY]["reading"]["split"],
+                  "spread": {n: spread(a.values()) for n, a in by_step[first][PRIMARY_KEY]["arms"].items() if a}},
+        # GELU - SwiGLU on PRIMARY_KEY at each evaluation, each step read on its own.
+        "over_run": [{"step": s, **by_step[s][PRIMARY_KEY]["pairs"]["gelu_ffn-baseline"]} for s in over_steps],
+        # Bilinear's lead over GELU that ReLU has too (both measured below GELU), None otherwise.
+        "gelu_share": gelu_share,
+        "gate_with_activation": summary([pair[key][f"{n}-baseline"] for key in KEYS for n in UNGATED
+                                         if f"{n}-baseline" in pair[key]]),
+        "product_over_ungated": summary([pair[key][f"bilinear_ffn-{n}"] for key in KEYS for n in UNGATED
+                                         if f"bilinear_ffn-{n}" in pair[key]]),
+        "control": control,
         "tails": tail_order(tails, "bilinear_ffn", [n for n in UNGATED if n in tails])
                  if "bilinear_ffn" in tails and "baseline" in tails else None,
         "epochs": epochs,
@@ -269,24 +375,11 @@ def gating_facts(data, extra, ablation, card):
         "top_share": ranges["top_share"],
         "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
         "not_trained": [n for n in ORDER if n not in runs],
-        # What our runs measured of an ungated FFN against SwiGLU at the end, on either loss.
-        "gate_verdict": gate_verdict(by_step[last]),
-        "one_seed_factor": seeds.ONE_SEED_FACTOR,
         "new_minutes": (tcard["budget"]["new_runs_seconds"]
                         + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)
                         + sum(e["runs_seconds"] for e in (extra["model_card"].get("earlier", []) if extra else []))) / 60,
         "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
-
-
-def gate_verdict(end):
-    """'worse' when some ungated FFN (GELU, ReLU) is measured worse than SwiGLU on a loss and none
-    better, 'better' the other way round, 'mixed' when both happen, 'none' when nothing is measured.
-    gate_verdict({"val_loss": {"gelu_ffn-baseline": {"direction": 1}}}) -> 'worse'
-    """
-    seen = {end[key][f"{n}-baseline"]["direction"] for key in end for n in UNGATED
-            if f"{n}-baseline" in end[key]} - {0}
-    return {frozenset(): "none", frozenset({1}): "worse", frozenset({-1}): "better"}.get(frozenset(seen), "mixed")
 
 
 def tokens_per_step(data):
@@ -316,7 +409,7 @@ def check_seeds(extra, first):
         if r["name"] not in full or r["steps_trained"] != last:
             raise ValueError(f"{where}: seed_runs[{i}]: {r['name']} seed {r['seed']} is not a seed of a variant"
                              f" gating.json trained over its {last:,} steps")
-    # The table's SwiGLU row averages the seeds the variants pair with: every row must pair with the same ones.
+    # The variants share batches seed by seed: every one gets the same seeds, so the arms stay alike.
     have = {n: sorted(r["seed"] for r in extra["seed_runs"] if r["name"] == n) for n in sorted(full)}
     if len({tuple(v) for v in have.values()}) > 1:
         raise ValueError(f"{where}: every variant gating.json trained in full needs the same extra seeds, got {have}:"
@@ -330,8 +423,9 @@ def facts(data):
     card = data.get(CARD)
     if not card or corpus_files(card["corpus"]) != corpus_files(corpus):
         raise ValueError("data/real-model/gating/gating.json: its corpus is not the FFN experiment's"
-                         " (data/real-model/model-card.json), whose seeds give the band")
+                         " (data/real-model/model-card.json), whose baseline it is read against")
     extra = data.get(SEEDS)
     if extra:
         check_seeds(extra, data[KEY])
-    return {"gating": gating_facts(data[KEY], extra, data[ABLATION], card)}
+    return {"gating": gating_facts(data[KEY], extra, _baseline.ablation(data), card,
+                                   control_facts(data.get(CONTROL)))}

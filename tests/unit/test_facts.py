@@ -127,8 +127,8 @@ def test_the_clamped_swiglu_forms(facts):
 
 
 def test_the_gating_lesson_reads_the_seed_band_of_its_own_corpus():
-    """第 4 课's band comes from the FFN experiment's seeds (ablation.json); the build refuses a
-    gating export of another corpus rather than read its runs against a foreign band."""
+    """第 4 课's baseline is the FFN experiment's (ablation.json); the build refuses a gating export
+    of another corpus rather than read its runs against a foreign baseline."""
     import copy
 
     from course.facts import gating
@@ -171,22 +171,95 @@ def test_the_gating_lesson_takes_only_seeds_of_its_own_runs():
 
 
 
-def test_the_gate_verdict_names_either_direction():
-    """⑥ and ⑧ must not say 'not measured' about an ungated FFN measured better than SwiGLU."""
+def test_the_gating_summaries_go_either_way():
+    """⑦ and ⑧ read a set of contrasts together: each way, none measured, and both directions."""
     from course.facts import gating
 
-    def end(gelu, relu):
-        return {"val_loss": {"gelu_ffn-baseline": {"direction": gelu}, "relu_ffn-baseline": {"direction": relu}},
-                "train_loss": {}}
+    def c(direction):
+        return {"direction": direction, "measured": direction != 0}
 
-    assert gating.gate_verdict(end(0, 0)) == "none"
-    assert gating.gate_verdict(end(1, 0)) == "worse"
-    assert gating.gate_verdict(end(-1, 0)) == "better"
-    assert gating.gate_verdict(end(1, -1)) == "mixed"
+    assert gating.summary([c(-1), c(-1)]) == {"measured": 2, "of": 2, "direction": -1, "all": True}
+    assert gating.summary([c(1), c(0)]) == {"measured": 1, "of": 2, "direction": 1, "all": False}
+    assert gating.summary([c(0), c(0)]) == {"measured": 0, "of": 2, "direction": 0, "all": False}
+    assert gating.summary([c(1), c(-1)])["direction"] == 0
 
 
-def test_the_gating_readings_of_spread_tails_and_crossings_go_either_way():
-    """The sentences 真模型 builds on these must follow the numbers both ways, not only today's."""
+def test_the_gating_phrases_say_what_v2_read():
+    """A pair in the running text: its side and gap ± h when measured, 「分不出」 within the error."""
+    from course.facts import gating
+
+    reading = gating.seeds.read({"gelu_ffn": {0: 5.0, 1: 5.01, 2: 5.02}, "baseline": {0: 4.9, 1: 4.91, 2: 4.92},
+                                 "relu_ffn": {0: 4.905, 1: 4.915, 2: 4.925}, "linear_ffn": {0: 5.3, 1: 5.31}})
+    assert gating.contrast(reading, "gelu_ffn", "baseline")["phrase"].startswith("GELU 比 SwiGLU 高 0.100 ± ")
+    assert gating.contrast(reading, "relu_ffn", "baseline")["phrase"].startswith("ReLU 和 SwiGLU 分不出（高 0.005 ± ")
+    assert gating.contrast(reading, "linear_ffn", "relu_ffn")["phrase"].startswith("线性 FFN 比 ReLU 高")
+    assert gating.than("bilinear_ffn", "linear_ffn") == "Bilinear 比线性 FFN"
+    split = gating.seeds.read({"baseline": {0: 5.0, 1: 5.2, 2: 5.21, 3: 5.2, 4: 5.21},
+                               "gelu_ffn": {0: 5.0, 1: 5.01, 2: 5.02, 3: 5.0}})  # seed 0 far below its arm
+    assert gating.contrast(split, "gelu_ffn", "baseline")["say"] == "SwiGLU 的种子分成了两拨，暂不读"
+
+
+def test_a_failed_run_is_read_over_the_run_and_one_steps_failure_is_not_a_runs():
+    """The failed run's course (failed from some step on, its residuals since) and a run that failed
+    at one step and came back (said as such, not as a failed run)."""
+    from course.facts import gating
+    seeds = gating.seeds
+
+    def step(losses):
+        arms = {"baseline": losses, "gelu_ffn": {0: 5.0, 1: 5.01, 2: 5.02, 4: 5.0}}
+        return {"val_loss": {"reading": seeds.read(arms), "arms": arms}}
+
+    by_step = {200: step({0: 6.0, 1: 6.01, 2: 6.02, 3: 6.0, 4: 6.02}),
+               400: step({0: 5.5, 1: 5.8, 2: 5.51, 3: 5.5, 4: 5.9}),
+               600: step({0: 5.2, 1: 5.21, 2: 5.2, 3: 5.22, 4: 5.61})}
+    course = gating.failed_course(by_step, "baseline", 4, "val_loss")
+    assert course["steps"] == [400, 600] and course["since"] == 400
+    assert course["residual"] == [pytest.approx(0.39), pytest.approx(0.4)]
+    back = gating.recovered(by_step, "val_loss", 600)
+    assert [(r["seed"], r["steps"], r["back"]) for r in back] == [(1, [400], 600)]
+    assert back[0]["residual"] == pytest.approx(0.29)
+    assert gating.failed_course(by_step, "baseline", 0, "val_loss") == {"steps": [], "since": None, "residual": None}
+
+
+def test_the_gating_facts_read_every_arms_failed_runs_and_the_baselines_later_seeds():
+    """A run that fails in any arm is listed, counted in its arm and out of its mean; the baseline's
+    seeds exported later (baseline-seeds.json) join SwiGLU's row without the lesson asking."""
+    import copy
+
+    from course.facts import gating
+
+    data = load_data(ROOT / "data", ROOT)
+    n = gating.facts(data)["gating"]
+    assert [(f["arm"], f["seed"]) for f in n["failed"]] == [("baseline", 4)]
+    assert n["failure_counts"] == {"baseline": [1, 5], "gelu_ffn": [0, 4], "relu_ffn": [0, 4],
+                                   "bilinear_ffn": [0, 4], "linear_ffn": [0, 3]}
+    assert n["primary"] == ["gelu_ffn-baseline", "relu_ffn-baseline", "bilinear_ffn-gelu_ffn"]
+    assert all(n["end"]["val_loss"][p]["primary"] for p in n["primary"])
+    assert not any(c.get("primary") for c in n["end"]["train_loss"].values())
+
+    bad = copy.deepcopy(data)  # GELU's seed 2 falls far behind: a failed run of its own arm
+    row = next(r for r in bad[gating.SEEDS]["seed_runs"] if (r["name"], r["seed"]) == ("gelu_ffn", 2))
+    for h in row["history"]:
+        h["val_loss"] += 0.5
+        h["train_loss"] += 0.5
+    m = gating.facts(bad)["gating"]
+    assert [(f["arm"], f["seed"]) for f in m["failed"]] == [("baseline", 4), ("gelu_ffn", 2)]
+    assert m["failure_counts"]["gelu_ffn"] == [1, 4]
+    gelu = next(r for r in m["rows"] if r["name"] == "gelu_ffn")
+    assert gelu["seeds"] == [0, 1, 4] and m["end"]["val_loss"]["gelu_ffn-baseline"]["n_a"] == 3
+
+    more = copy.deepcopy(data)  # three later baseline seeds, as `python -m lab ffn ... extra_seeds=5,6,7` writes them
+    base = next(v for v in data[gating._baseline.ABLATION]["variants"] if v["name"] == "baseline")
+    more[gating._baseline.EXTRA] = {"seed_runs": [
+        {"seed": s, "val_loss": base["val_losses"][i], "train_loss": base["train_losses"][i],
+         "history": copy.deepcopy(base["histories"][i])} for i, s in enumerate((5, 6, 7))]}
+    k = gating.facts(more)["gating"]
+    assert k["rows"][0]["seeds"] == [0, 1, 2, 3, 5, 6, 7] and k["failure_counts"]["baseline"] == [1, 8]
+    assert k["end"]["val_loss"]["gelu_ffn-baseline"]["n_b"] == 7
+
+
+def test_the_gating_tails_go_either_way():
+    """The sentence 真模型 builds on the tails must follow the numbers both ways, not only today's."""
     from course.facts import gating
 
     base = {"baseline": [3.0, 3.5], "gelu_ffn": [1.6, 2.8], "relu_ffn": [2.3, 1.8]}
@@ -195,37 +268,3 @@ def test_the_gating_readings_of_spread_tails_and_crossings_go_either_way():
     assert gating.tail_order({**base, "bilinear_ffn": [1.0, 1.0]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"])["bilinear"] == "lighter"
     assert gating.tail_order({**base, "bilinear_ffn": [2.2, 3.6]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"]) == \
         {"bilinear": "mixed", "swiglu_heaviest": False}
-    end = {"train_loss": {"band": 0.5, "a-baseline": {"measured": False, "same_sign": True, "pairs": 3, "gap": 0.1},
-                          "b-baseline": {"measured": False, "same_sign": False, "pairs": 3, "gap": 0.2},
-                          "c-baseline": {"measured": True, "same_sign": True, "pairs": 3, "gap": 0.9}},
-           "val_loss": {"band": 0.4, "a-baseline": {"measured": False, "same_sign": True, "pairs": 3, "gap": 0.03}}}
-    # Without the worst seed (band and pairs): a is measured there and not here; c is measured both ways.
-    without = {"train_loss": {"band": 0.05, "a-baseline": {"measured": True, "gap": 0.1},
-                              "b-baseline": {"measured": False, "gap": 0.2},
-                              "c-baseline": {"measured": True, "gap": 0.9}},
-               "val_loss": {"band": 0.04, "a-baseline": {"measured": False, "gap": 0.03}}}
-    assert [(c["pair"], c["key"], c["narrow"]) for c in gating.crossings(end, without)] == \
-        [("a-baseline", "train_loss", 0.05)]
-    assert gating.lag({0: 5.0, 4: 5.3, 1: 5.1}, 4) == pytest.approx(0.2) and gating.lag({0: 5.0, 4: 4.9}, 4) < 0
-    course = gating.worst_course([{0: 5.0, 4: 5.05}, {0: 4.0, 4: 4.4}, {0: 3.9, 4: 4.25}], 4)
-    assert course["fell"] == 1 and course["after"] == [pytest.approx(0.35), pytest.approx(0.4)]
-    assert gating.worst_course([{0: 5.0, 4: 5.3}, {0: 4.0, 4: 3.9}], 4)["after"][0] < 0  # it caught up
-    flip = gating.flipped_by({0: 5.1, 1: 5.2, 4: 4.9}, {0: 5.0, 1: 5.0, 4: 5.3}, 4)
-    assert flip == {"others": [pytest.approx(0.1), pytest.approx(0.2)], "seeds": [0, 1], "seed": pytest.approx(-0.4)}
-    assert gating.flipped_by({0: 5.1, 1: 4.9, 4: 4.9}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # the others disagree
-    assert gating.flipped_by({0: 5.1, 1: 5.2, 4: 5.4}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # seed 4 agrees
-    assert gating.flipped_by({0: 5.1, 1: 5.2}, {0: 5.0, 1: 5.0, 4: 5.3}, 4) is None  # seed 4 not trained
-    early = {"gelu_ffn-baseline": {"direction": -1}, "linear_ffn-baseline": {"direction": -1}}
-    assert gating.slow_start(early, ["gelu_ffn"]) and not gating.slow_start(early, [])
-    assert not gating.slow_start({**early, "gelu_ffn-baseline": {"direction": 0}}, ["gelu_ffn"])
-
-    def history(losses):
-        return [{"step": 1, "train_loss": losses[0], "val_loss": losses[1]}]
-
-    runs = {"gelu_ffn": {"seed": 0, "history": history((5.0, 5.0))}}
-    seed_runs = [{"name": "gelu_ffn", "seed": 1, "history": history((5.4, 5.4))}]
-    ablation = {"variants": [{"name": "baseline", "seeds": [0, 1], "histories": [history((5.0, 5.0)), history((5.1, 5.1))]}]}
-    wide = gating.spread_facts(["baseline", "gelu_ffn"], [1], {0, 1}, runs, seed_runs, ablation)
-    assert wide["by_arm"]["gelu_ffn"]["val_loss"] == [pytest.approx(0.4)] and not wide["baseline_widest"]
-    seed_runs[0]["history"] = history((5.05, 5.05))
-    assert gating.spread_facts(["baseline", "gelu_ffn"], [1], {0, 1}, runs, seed_runs, ablation)["baseline_widest"]
