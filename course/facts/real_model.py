@@ -1,8 +1,11 @@
 """Facts about our own model, derived from data/real-model/ (lab/'s export of the FFN experiment).
 
 The lesson reads these as `facts.real`; the ablation chart and the neuron
-heatmap widgets receive their slices of the export from here.
+heatmap widgets receive their slices of the export from here. The baseline row is ablation.json's
+seeds plus those trained for it later (course/facts/_baseline.py). The lesson's readings of the
+FFN experiment (every comparison, by seeds protocol v2) are facts.ffn (course/facts/ffn.py).
 """
+from . import _baseline
 
 
 def largest_power_of_two_factor(n):
@@ -78,11 +81,8 @@ def real_model_facts(card, ablation, neurons):
         "residual_init_std": arch["residual_init_std"],
         "card": card,
         "variants": variants,
-        "baseline_mean": sum(variants["baseline"]["val_losses"]) / len(variants["baseline"]["val_losses"]),
-        "noise_floor": ablation["noise_floor"],
         "layer_number": neurons["layer"]["number"],
         "shapes": ffn_shapes(arch["d_model"], arch["d_ff"], variants["linear_ffn"]["d_ff"]),
-        "train_means": {k: sum(v["train_losses"]) / len(v["train_losses"]) for k, v in variants.items()},
         "neuron_model": neuron_model_facts(neurons, ablation),
         "ablation": {
             "variants": ablation["variants"],  # the widget's page_params keeps what the page needs
@@ -91,7 +91,7 @@ def real_model_facts(card, ablation, neurons):
             "tokens_per_run": ablation["tokens_per_run"],
             "date": card["date"],
         },
-        # What the lesson's readings of the chart need beside it (widgets/ablation fit_reading).
+        # The training set's size and how often it was read (facts.ffn's fit reading has them too).
         "train_tokens": card["split"]["train_tokens"],
         "epochs": card["training"]["epochs"],
         "val_chapters": book_split(card, neurons["corpus"]["file"])["val_chapters"],
@@ -105,5 +105,5 @@ def facts(data):
     """facts.real, or None before lab/ has exported (the lesson then leaves its section out)."""
     if "real-model/model-card" not in data:
         return {"real": None}
-    return {"real": real_model_facts(data["real-model/model-card"], data["real-model/ablation"],
+    return {"real": real_model_facts(data["real-model/model-card"], _baseline.ablation(data),
                                      data["real-model/neurons"])}
