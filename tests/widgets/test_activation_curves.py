@@ -111,7 +111,7 @@ def test_every_slider_step_reads_the_curves(x):
         lambda v: max(0.0, v), exact_gelu, model.gelu_tanh, lambda v: v / (1 + math.exp(-v)))]
     here = state["out"]["here"]
     if x < 0:
-        assert "ReLU 把它截成 0" in here and model.num(exact_gelu(x), 3) in here
+        assert "ReLU 把它截成 0" in here and model.small(exact_gelu(x)) in here
     elif x > 0:
         assert "是 z 的" in here and ("贴近 z" in here) == (1 / (1 + math.exp(-x)) >= 0.95)
     else:

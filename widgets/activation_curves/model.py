@@ -179,7 +179,7 @@ def small(v):
 
 def share(ratio):
     """A share of x as a percentage; never a rounded-up 100.0% for a curve that stays below x."""
-    return "超过 99.9%" if ratio >= 0.9995 else pct(ratio)
+    return "99.9% 以上" if ratio >= 0.9995 else pct(ratio)
 
 
 def check(params):
@@ -251,7 +251,7 @@ def here(x, gmin, smin):
     if x == 0:
         return "z = 0：四条曲线都是 0。"
     if x < 0:
-        text = ("z 是负数：ReLU 把它截成 0；GELU 给 " + num(gelu(x), 3) + "，SiLU 给 " + num(silu(x), 3)
+        text = ("z 是负数：ReLU 把它截成 0；GELU 给 " + small(gelu(x)) + "，SiLU 给 " + small(silu(x))
                 + "，还让一点负值漏过去。")
         if abs(x - smin["x"]) < AT_MIN:
             text += "这里正是 SiLU 的最低点；GELU 的最低点在右边，它往左已经在回升。"
