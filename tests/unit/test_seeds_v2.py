@@ -128,3 +128,21 @@ def test_v2_finds_a_gap_of_0_1_where_the_old_rule_was_capped(scenario, power):
     assert sim["v2"] >= power
     if scenario != "A":  # a 1-in-5 stall in the baseline caps the range rule near 0.8^5 = 33 %
         assert sim["v1"] <= 0.4
+
+
+def test_an_exports_rows_are_read_by_seed_at_a_step():
+    variant = {"seeds": [0, 1], "histories": [[{"step": 200, "val_loss": 6.0}, {"step": 400, "val_loss": 5.5}],
+                                              [{"step": 200, "val_loss": 6.1}]]}
+    assert seeds.history_by_seed(variant, 400, "val_loss") == {0: 5.5}
+    assert seeds.history_by_seed(variant, 200, "val_loss") == {0: 6.0, 1: 6.1}
+    assert seeds.runs_by_seed([{"seed": 3, "history": [{"step": 2, "val_loss": 5.0}]}], 2, "val_loss") == {3: 5.0}
+    assert seeds.at_step(variant["histories"][1], 400, "val_loss") is None
+
+
+def test_the_old_range_rule_is_kept_only_in_the_simulator_and_is_blinded_by_one_failure():
+    base = {0: 5.00, 1: 5.02, 2: 5.01, 3: 5.03}
+    worse = {0: 5.10, 1: 5.11, 2: 5.12, 3: 5.13}
+    assert seeds_sim.v1_measured(base, worse) == 1
+    assert seeds_sim.v1_measured({**base, 4: 5.40}, worse) == 0  # one failed baseline run: band 0.40
+    r = seeds.read({"baseline": {**base, 4: 5.40}, "variant": worse})
+    assert seeds.contrast(r, "variant", "baseline")["direction"] == 1  # v2 sets the failed run apart

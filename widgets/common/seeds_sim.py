@@ -25,10 +25,19 @@ def draw_arm(r, n, mean, sd, stall_rate, stall):
 
 
 def v1_measured(base, other):
-    """The old rule (max-min band over the baseline, every pair one sign, mean beyond the band),
-    for comparison: +1 / -1 / 0."""
-    c = seeds.compare(base, other, seeds.band(base.values()))
-    return c["direction"]
+    """The old rule, for comparison only: the band is the baseline's max - min over its seeds; with
+    two or more seed pairs a gap counts when every paired difference has one sign and their mean
+    exceeds the band; with one pair, when it is five bands. +1 (other higher) / -1 / 0."""
+    diffs = [other[s] - base[s] for s in sorted(base) if s in other]
+    if not diffs or len(base) < 2:
+        return 0
+    band = max(base.values()) - min(base.values())
+    gap = sum(diffs) / len(diffs)
+    if len(diffs) == 1:
+        measured = abs(gap) >= 5 * band
+    else:
+        measured = (all(d > 0 for d in diffs) or all(d < 0 for d in diffs)) and abs(gap) > band
+    return (1 if gap > 0 else -1) if measured else 0
 
 
 def simulate(gap=0.0, scenario="A", n_base=5, n_variant=4, draws=2000, seed=0, sd=SD, stall=STALL):
