@@ -72,7 +72,7 @@ def test_links_follow_the_outline(site_dir):
         label = f"{lesson['label']}《{lesson['title']}》"
         if lesson["status"] == "planned" and label in html:
             assert f"{label}（编写中）" in html
-    assert "C11（编写中）" in html and "岔路 B1（编写中）" in html and "C14（编写中）" in html
+    assert "C11（编写中）" in html and "岔路 B1（编写中）" in html and "C14（编写中）" not in html
     home = (site_dir / "index.html").read_text(encoding="utf-8")
     written = [l for l in outline.lessons.values() if l["status"] == "written"]
     for lesson in written:

@@ -80,6 +80,10 @@ GRID = {  # model -> params to compare (the default first)
                           {"name": "b", "label": "乙", "seed": 0, "steps": 100, "values": [6.5] * 10}]}, "window": "full"}],
     "swiglu-clamp": [{}, {"g": 300.0, "clamp": "gpt-oss"}, {"g": 2e19, "clamp": "deepseek-v4"},
                      {"tied": False, "g": -5.0, "u": 1e20}, {"tied": False, "g": 7.0, "u": 0.0, "clamp": "gpt-oss"}],
+    "seeds-simulator": [{}, {"gap": 0.0, "where": "both"}, {"fail": 0.0, "n_base": 3, "n_variant": 1, "seed": 4},
+                        {"tally": {"n": 100, "v1": 30, "v1_wrong": 0, "v2": 90, "v2_wrong": 1, "base_failed": 60,
+                                   "base_failed_v1": 0}, "batch": 1}],
+    "seed-curves": [{}],
 }
 
 

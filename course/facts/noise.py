@@ -1,0 +1,494 @@
+"""Facts of the noise floor (C14 第 1 课): how far runs that differ only in their seed land apart,
+read by seeds protocol v2 (widgets/common/seeds.py) over every export that trained an arm more
+than once: facts.noise, or None before the FFN experiment's export.
+
+The baseline arm is read only through _baseline.py (ablation.json's seeds plus baseline-seeds.json's
+later ones), so every figure here follows the seeds as they are added: which run fails is found by
+v2's health check, never assumed. Three experiments have arms of several seeds, each read over
+all of its own arms at its last evaluation:
+
+    ffn        ablation.json: baseline, linear_ffn, no_ffn, attn_only_12l (C4 第 1 课)
+    attention  attention.json's content-blind control beside the baseline (C3 第 1 课)
+    gating     gating.json and gating/seeds.json: GELU, Bilinear, ReLU beside the baseline and
+               the linear FFN (C4 第 4 课)
+
+Each lesson's primary comparisons (LESSONS) are those its own fact module declares (PRIMARY, after
+the fact: the runs predate v2), read here the same way and Holm-corrected within the lesson;
+tests/build/test_lesson_noise.py checks that the two lists agree.
+"""
+import math
+
+from course.widgets import common_module
+
+from . import _baseline
+
+numfmt = common_module("numfmt")  # first: seeds imports it
+seeds = common_module("seeds")
+common_module("rng")  # before seeds_sim, which imports it (and seeds)
+seeds_sim = common_module("seeds_sim")  # the old range rule lives there now, to show what it misses
+
+ABLATION = _baseline.ABLATION
+ATTENTION = "real-model/attention/attention"
+GATING = "real-model/gating/gating"
+GATING_SEEDS = "real-model/gating/seeds"
+SEED_PAGE = "seed-page"
+PAPERS = "papers"
+KEYS = ("val_loss", "train_loss")
+BASE = "baseline"
+NAMES = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "纯注意力",
+         "control": "前缀平均注意力", "gelu_ffn": "GELU", "bilinear_ffn": "Bilinear", "relu_ffn": "ReLU"}
+EXPERIMENTS = ("ffn", "attention", "gating")
+EXPERIMENT_NAMES = {"ffn": "FFN 实验", "attention": "注意力对照", "gating": "门控实验"}
+# Each lesson's primary comparisons (a - b on validation loss at the last evaluation), as its fact
+# module declares them: course/facts/ffn.py, attention.py, gating.py (PRIMARY).
+LESSONS = (
+    {"lesson": "c3/l1", "experiment": "attention", "pairs": (("control", BASE),)},
+    {"lesson": "c4/l1", "experiment": "ffn", "pairs": (("linear_ffn", BASE), ("no_ffn", BASE))},
+    {"lesson": "c4/l4", "experiment": "gating", "pairs": (("gelu_ffn", BASE), ("relu_ffn", BASE),
+                                                            ("bilinear_ffn", "gelu_ffn"))},
+)
+PRIMARY_KEY = "val_loss"
+RANGE_NS = (3, 5, 10)  # ⑥: the expected range of this many normal draws, in standard deviations
+WINDOW = 10  # the per-step chart averages this many optimizer steps into one point
+LEVEL = 0.95  # the failure rate's exact (Clopper-Pearson) interval
+
+
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+def sd(xs):
+    """The sample standard deviation (n - 1), None below two values."""
+    xs = list(xs)
+    if len(xs) < 2:
+        return None
+    m = mean(xs)
+    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+
+
+def spread(xs):
+    """max - min, None below two values."""
+    xs = list(xs)
+    return max(xs) - min(xs) if len(xs) > 1 else None
+
+
+def at(history, step, key):
+    return next((row[key] for row in history if row["step"] == step), None)
+
+
+def by_seed(pairs, step, key):
+    """{seed: `key` at `step`} over (seed, history) pairs, runs that reached the step."""
+    out = {}
+    for seed, history in pairs:
+        value = at(history, step, key)
+        if value is not None:
+            out[seed] = value
+    return out
+
+
+def row_pairs(row):
+    """(seed, history) of an export's variant row (seeds, histories)."""
+    return list(zip(row["seeds"], row["histories"]))
+
+
+def experiments(data):
+    """{experiment: {arm: [(seed, history)]}} for every experiment exported so far."""
+    ab = _baseline.ablation(data)
+    variants = {v["name"]: v for v in ab["variants"]}
+    base = row_pairs(variants[BASE])
+    out = {"ffn": {n: row_pairs(v) for n, v in variants.items()}}
+    if ATTENTION in data:
+        out["attention"] = {BASE: base, "control": row_pairs(data[ATTENTION]["control"]["control"])}
+    if GATING in data:
+        rows = list(data[GATING]["runs"]) + (data[GATING_SEEDS]["seed_runs"] if GATING_SEEDS in data else [])
+        arms = {BASE: base}
+        for r in rows:
+            if r["name"] != BASE:
+                arms.setdefault(r["name"], []).append((r["seed"], r["history"]))
+        for name in arms:
+            arms[name] = sorted(arms[name], key=lambda p: p[0])
+        if "linear_ffn" in variants:
+            arms["linear_ffn"] = row_pairs(variants["linear_ffn"])
+        out["gating"] = arms
+    return out
+
+
+def last_step(arms):
+    """The last evaluation the baseline's runs share."""
+    return min(max(row["step"] for row in h) for _, h in arms[BASE])
+
+
+def read(arms, step, key):
+    """v2 over every arm at one step and loss: seeds.read's dict."""
+    losses = {n: by_seed(pairs, step, key) for n, pairs in arms.items()}
+    return seeds.read({n: a for n, a in losses.items() if a})
+
+
+def pooled_summary(arms, step):
+    """Per loss: the pooled SD of the healthy runs over every arm, its df, the threshold, and per
+    arm how many runs it trained, how many are healthy and which failed."""
+    out = {}
+    for key in KEYS:
+        r = read(arms, step, key)
+        rows = [{"arm": n, "name": NAMES.get(n, n), "trained": r["runs"][n], "healthy": len(r["healthy"][n]),
+                 "failed": sorted(r["failed"][n])} for n in arms if n in r["runs"]]
+        out[key] = {"sd": r["sd"], "df": r["df"], "threshold": r["threshold"], "scale": r["scale"],
+                    "arms": rows, "runs": sum(x["trained"] for x in rows),
+                    "failed": sum(len(x["failed"]) for x in rows), "split": sorted(r["split"])}
+    return out
+
+
+def expected_range(n, lo=-9.0, hi=9.0, steps=18000):
+    """E[max - min] of n independent standard normal draws, in standard deviations:
+    the integral of 1 - Phi(x)^n - (1 - Phi(x))^n over x (midpoint rule). expected_range(2) -> 1.128 (2/sqrt(pi))"""
+    dx = (hi - lo) / steps
+    total = 0.0
+    for i in range(steps):
+        x = lo + (i + 0.5) * dx
+        phi = 0.5 * (1 + math.erf(x / math.sqrt(2)))
+        total += 1 - phi ** n - (1 - phi) ** n
+    return total * dx
+
+
+def binomial_cdf(k, n, p):
+    """P(X <= k) for X ~ Binomial(n, p)."""
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+def exact_interval(k, n, level=LEVEL):
+    """Clopper-Pearson interval of a rate seen k times in n: (lo, hi), by bisection on the binomial.
+    exact_interval(0, 10)[1] -> 0.3085 (to 4 decimals); exact_interval(1, 5) -> (0.0051, 0.7164)"""
+    tail = (1 - level) / 2
+
+    def solve(f, target):  # f increasing in p: the p where it reaches target
+        lo, hi = 0.0, 1.0
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            if f(mid) < target:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+    low = 0.0 if k == 0 else solve(lambda p: 1 - binomial_cdf(k - 1, n, p), tail)  # P(X >= k) = tail
+    high = 1.0 if k == n else solve(lambda p: 1 - binomial_cdf(k, n, p), 1 - tail)  # P(X <= k) = tail
+    return low, high
+
+
+def baseline_runs(data, steps):
+    """Every baseline seed in seed order: its losses at each evaluation and where it came from."""
+    row = _baseline.baseline_row(data)
+    first = set(next(v for v in data[ABLATION]["variants"] if v["name"] == BASE)["seeds"])
+    out = []
+    for seed, history in sorted(row_pairs(row), key=lambda p: p[0]):
+        out.append({"seed": seed, "later": seed not in first,
+                    "val": [at(history, s, "val_loss") for s in steps],
+                    "train": [at(history, s, "train_loss") for s in steps]})
+    return out
+
+
+def flagged_by_step(arms, steps, key):
+    """Per evaluation: the threshold and the baseline's failed seeds there ({seed: residual})."""
+    out = []
+    for step in steps:
+        r = read(arms, step, key)
+        base = by_seed(arms[BASE], step, key)
+        med = seeds.median(base.values())
+        out.append({"step": step, "threshold": r["threshold"],
+                    "failed": {s: base[s] - med for s in sorted(r["failed"].get(BASE, {}))}})
+    return out
+
+
+def failed_story(seed, runs, flags, steps, control):
+    """What one failed baseline run did over the run: its lag behind the mean of the healthy seeds
+    at each evaluation (healthy: not failed at the last evaluation), the first step from which v2
+    flags it at every later evaluation ("since"), and where it stands against the content-blind
+    control's seeds at each evaluation (on both losses)."""
+    mine = next(r for r in runs if r["seed"] == seed)
+    healthy = [r for r in runs if r["seed"] not in flags[-1]["failed"]]
+    lag = {}
+    for key, short in (("val_loss", "val"), ("train_loss", "train")):
+        lag[key] = [mine[short][i] - mean(r[short][i] for r in healthy) for i in range(len(steps))]
+    flagged = [f["step"] for f in flags if seed in f["failed"]]
+    since = None
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i] in flagged:
+            since = steps[i]
+        else:
+            break
+    before = steps[steps.index(since) - 1] if since and steps.index(since) > 0 else None
+    over = [f["failed"][seed] for f in flags if since and f["step"] >= since]  # residual to its arm's median
+    out = {"seed": seed, "val": mine["val"][-1], "train": mine["train"][-1], "lag": lag,
+           "lag_end": {k: v[-1] for k, v in lag.items()}, "flagged": flagged, "since": since, "before": before,
+           "lag_before": lag["val_loss"][steps.index(before)] if before else None,
+           "lag_after": [min(lag["val_loss"][steps.index(since):]), max(lag["val_loss"][steps.index(since):])]
+           if since else None,
+           "residual_range": [min(over), max(over)] if over else None,
+           "healthy_mean": {"val_loss": mean(r["val"][-1] for r in healthy),
+                            "train_loss": mean(r["train"][-1] for r in healthy)}}
+    if control:
+        rows = []
+        for i, step in enumerate(steps):
+            row = {"step": step}
+            for key, short in (("val_loss", "val"), ("train_loss", "train")):
+                c = by_seed(control, step, key)
+                row[key] = {"own": mine[short][i], "min": min(c.values()), "max": max(c.values()), "n": len(c)}
+            rows.append(row)
+        end = rows[-1]
+        out["control"] = {"by_step": rows, "seeds": len(control),
+                          "worse_steps": [r["step"] for r in rows if r["val_loss"]["own"] > r["val_loss"]["max"]],
+                          "end": end,
+                          "end_within": {k: end[k]["min"] <= end[k]["own"] <= end[k]["max"] for k in KEYS},
+                          "end_above": {k: end[k]["own"] - end[k]["max"] for k in KEYS},
+                          "end_spread": {k: end[k]["max"] - end[k]["min"] for k in KEYS}}
+    return out
+
+
+def growth(runs, key):
+    """The baseline's seeds taken in seed order, k = 2 .. all: the old rule's band (max - min of
+    all k runs), v2's health check on them (the baseline alone), the SD of the healthy ones and the
+    half-width h of a comparison with another arm of as many healthy seeds and the same noise
+    (t(0.975, n - 1) * s * sqrt(2 / n))."""
+    short = "val" if key == "val_loss" else "train"
+    out = []
+    for k in range(2, len(runs) + 1):
+        first = {r["seed"]: r[short][-1] for r in runs[:k]}
+        r = seeds.read({BASE: first})
+        healthy = r["healthy"][BASE]
+        n = len(healthy)
+        s = sd(healthy.values())
+        h = seeds.t_quantile(n - 1) * s * (2 / n) ** 0.5 if s is not None else None
+        out.append({"k": k, "seeds": sorted(first), "band": spread(first.values()), "healthy": n,
+                    "failed": sorted(r["failed"][BASE]), "sd": s, "half_width": h})
+    return out
+
+
+def window_means(values, every=WINDOW):
+    """Means of consecutive windows of `every` values (the last one may be shorter)."""
+    return [mean(values[i:i + every]) for i in range(0, len(values), every)]
+
+
+def per_step(data, failed_seeds):
+    """The per-step training losses of baseline-seeds.json beside each other, when it holds a failed
+    seed's rerun and at least one healthy seed: each series averaged over WINDOW steps, and the
+    window from which the failed run stays more than seeds.FAIL_FLOOR above the healthy runs' median
+    to the end. None otherwise."""
+    rows = {r["seed"]: r for r in _baseline.extra_runs(data)}
+    failed = [rows[s] for s in failed_seeds if s in rows]
+    healthy = [r for s, r in sorted(rows.items()) if s not in failed_seeds]
+    if not failed or not healthy:
+        return None
+    f = failed[0]
+    length = min(len(r["step_losses"]) for r in [f] + healthy)
+    series = [{"seed": r["seed"], "failed": r is f, "values": window_means(r["step_losses"][:length])}
+              for r in [f] + healthy]
+    med = [seeds.median(s["values"][i] for s in series[1:]) for i in range(len(series[0]["values"]))]
+    lag = [series[0]["values"][i] - med[i] for i in range(len(med))]
+    start = None
+    for i in range(len(lag) - 1, -1, -1):
+        if lag[i] > seeds.FAIL_FLOOR:
+            start = i
+        else:
+            break
+    return {"every": WINDOW, "steps": length, "failed_seed": f["seed"], "healthy_seeds": [r["seed"] for r in healthy],
+            "series": series, "lag": lag, "apart_from": None if start is None else start * WINDOW,
+            "lag_end": lag[-1], "rerun": f["rerun"], "rerun_max_diff": f["rerun_max_diff"]}
+
+
+def curves(runs, steps, failed_seeds, control):
+    """The seed-curves widget's data: every baseline seed's validation and training loss at each
+    evaluation (a failed one marked), and the content-blind control's seeds beside them."""
+    series = []
+    for r in runs:
+        series.append({"key": "s" + str(r["seed"]), "label": "种子 " + str(r["seed"]),
+                       "kind": "failed" if r["seed"] in failed_seeds else "healthy",
+                       "points": {"val": [[s, v] for s, v in zip(steps, r["val"])],
+                                  "train": [[s, v] for s, v in zip(steps, r["train"])]}})
+    for seed, history in control or []:
+        series.append({"key": "c" + str(seed), "label": "对照种子 " + str(seed), "kind": "control",
+                       "points": {"val": [[s, at(history, s, "val_loss")] for s in steps],
+                                  "train": [[s, at(history, s, "train_loss")] for s in steps]}})
+    return {"title": "基线的每个种子：每次评估时的损失",
+            "x_label": "训练步数",
+            "losses": [{"key": "val", "label": "验证损失"}, {"key": "train", "label": "训练损失"}],
+            "series": series,
+            "kind_labels": {"healthy": "基线：健康的种子", "failed": "基线：健康检查判为失败的种子",
+                            "control": "对照：注意力只取前缀平均（每条一个种子）"},
+            "caption": "每条线是一次训练，只差随机种子（初始权重和批次顺序）；同一个种子号的基线和对照读的是同样的批次。"}
+
+
+def per_step_curves(ps):
+    """The seed-curves widget's data for the per-step chart (None without per_step)."""
+    if not ps:
+        return None
+    return {"title": "每一步的训练损失（每 " + str(ps["every"]) + " 步取平均）",
+            "x_label": "训练步数",
+            "losses": [{"key": "train", "label": "训练损失"}],
+            "series": [{"key": "s" + str(s["seed"]), "label": "种子 " + str(s["seed"]),
+                        "kind": "failed" if s["failed"] else "healthy",
+                        "points": {"train": [[min((i + 1) * ps["every"], ps["steps"]), v] for i, v in enumerate(s["values"])]}}
+                       for s in ps["series"]],
+            "kind_labels": {"healthy": "健康的种子", "failed": "失败的种子（重训一次，记下每一步）"},
+            "caption": "训练损失每一步只读一个批次，起伏比评估时的大；这里每 " + str(ps["every"]) + " 步取一次平均。"}
+
+
+def old_rule(baseline, b, a):
+    """The old range rule on a - b, its band the baseline's max - min whichever arms are compared
+    (seeds_sim.old_rule), with the paired differences by seed and a verdict in words."""
+    band = spread(baseline.values())
+    out = dict(seeds_sim.old_rule(b, a))
+    out["band"] = band
+    values = [d for _, d in out["diffs"]]
+    if band is not None and values:  # the band of the baseline, not of b, when b is another arm
+        if len(values) == 1:
+            out["measured"] = abs(out["gap"]) >= seeds_sim.ONE_SEED * band
+        else:
+            out["measured"] = out["same_sign"] and abs(out["gap"]) > band
+        out["direction"] = (1 if out["gap"] > 0 else -1) if out["measured"] else 0
+    out["by_seed"] = [{"seed": s, "diff": d} for s, d in out["diffs"]]
+    n = out["pairs"]
+    if out["measured"]:
+        out["say"] = f"{n} 对，每一对同号，平均差 {numfmt.signed(out['gap'], 3)} 超出极差 {numfmt.num(band, 3)}：测到"
+    elif not out["same_sign"]:
+        out["say"] = f"{n} 对的差有正有负：分不出"
+    else:
+        out["say"] = (f"{n} 对方向一致，但平均差 {numfmt.signed(out['gap'], 3)} 没有超出极差 "
+                      f"{numfmt.num(band, 3)}：分不出")
+    return out
+
+
+def primaries(exps, steps_of):
+    """Each lesson's primary comparisons, read by v2 in its own experiment and Holm-corrected."""
+    out = []
+    for entry in LESSONS:
+        arms = exps.get(entry["experiment"])
+        if not arms:
+            continue
+        step = steps_of[entry["experiment"]]
+        r = read(arms, step, PRIMARY_KEY)
+        losses = {n: by_seed(pairs, step, PRIMARY_KEY) for n, pairs in arms.items()}
+        cs = seeds.holm([seeds.contrast(r, a, b) for a, b in entry["pairs"]])
+        for c in cs:
+            c["say"] = seeds.say(c)
+            c["a_name"], c["b_name"] = NAMES.get(c["a"], c["a"]), NAMES.get(c["b"], c["b"])
+            c["old"] = old_rule(losses[BASE], losses[c["b"]], losses[c["a"]])
+        out.append({"lesson": entry["lesson"], "experiment": entry["experiment"], "step": step, "contrasts": cs})
+    return out
+
+
+def worked(exps, steps_of, key="val_loss"):
+    """⑤'s example: C3 第 1 课's comparison (the content-blind control against the baseline) at its
+    last evaluation, step by step: each arm's losses, median and residuals, the robust scale and the
+    threshold, the failed runs, the pooled SD, the gap and h; and the old rule on the same runs
+    (band, paired differences, its verdict). None without the attention export."""
+    arms = exps.get("attention")
+    if not arms:
+        return None
+    step = steps_of["attention"]
+    losses = {n: by_seed(pairs, step, key) for n, pairs in arms.items()}
+    r = seeds.read(losses)
+    medians = {n: seeds.median(a.values()) for n, a in losses.items()}
+    residuals = {n: {s: v - medians[n] for s, v in a.items()} for n, a in losses.items()}
+    c = seeds.contrast(r, "control", BASE)
+    c["say"] = seeds.say(c)
+    old = old_rule(losses[BASE], losses[BASE], losses["control"])
+    all_res = sorted(abs(x) for n, a in residuals.items() if len(a) >= 3 for x in a.values())
+    return {"step": step, "key": key, "losses": losses, "medians": medians, "residuals": residuals,
+            "abs_residuals": all_res, "mad": seeds.median(all_res), "scale": r["scale"], "threshold": r["threshold"],
+            "six_scales": seeds.FAIL_SCALES * r["scale"], "failed": {n: sorted(f) for n, f in r["failed"].items()},
+            "healthy": r["healthy"], "sd": r["sd"], "df": r["df"], "t": seeds.t_quantile(r["df"]) if r["df"] else None,
+            "means": {"control": c["mean_a"], BASE: c["mean_b"]}, "contrast": c, "old": old,
+            "seeds": sorted(set(s for a in losses.values() for s in a))}
+
+
+def seed_page(data):
+    doc = data.get(SEED_PAGE)
+    return dict(doc["noise_floor"]) if doc else None
+
+
+def raffel(data):
+    paper = data[PAPERS].get("raffel2020") if PAPERS in data else None
+    if not paper:
+        return None
+    row = paper["rows"][0]
+    return {"runs": paper["baseline_runs"], "within_sd": paper["bold_within_sd"], "glue": row["glue_mean"],
+            "glue_sd": row["glue_std"], "superglue": row["superglue_mean"], "superglue_sd": row["superglue_std"]}
+
+
+def noise_facts(data):
+    exps = experiments(data)
+    ffn = exps["ffn"]
+    last = last_step(ffn)
+    steps = [row["step"] for row in ffn[BASE][0][1]]
+    runs = baseline_runs(data, steps)
+    flags = {key: flagged_by_step(ffn, steps, key) for key in KEYS}
+    end = {key: read(ffn, last, key) for key in KEYS}
+    failed_val = sorted(end["val_loss"]["failed"].get(BASE, {}))
+    control = exps.get("attention", {}).get("control")
+    failed = [failed_story(s, runs, flags["val_loss"], steps, control) for s in failed_val]
+    healthy = {}
+    for key in KEYS:
+        h = end[key]["healthy"][BASE]
+        everyone = by_seed(ffn[BASE], last, key)
+        worst = max(everyone.values())
+        healthy[key] = {"n": len(h), "seeds": sorted(h), "range": spread(h.values()), "sd": sd(h.values()),
+                        "mean": mean(h.values()), "band_all": spread(everyone.values()),
+                        "sd_all": sd(everyone.values()), "n_all": len(everyone),
+                        "worst_z_all": (worst - mean(everyone.values())) / sd(everyone.values())}
+    steps_of = {name: last_step(arms) for name, arms in exps.items()}
+    pooled = {name: pooled_summary(arms, steps_of[name]) for name, arms in exps.items()}
+    # failures over distinct runs: the baseline's seeds once, every other arm of every experiment once
+    trained_base = len(runs)
+    failed_base = len(failed_val)
+    others = {}
+    for name in EXPERIMENTS:
+        for row in pooled.get(name, {}).get("val_loss", {}).get("arms", []):
+            if row["arm"] != BASE and row["trained"] >= 3:  # the check can flag a run only beside two others
+                others[row["arm"]] = row
+    other_trained = sum(r["trained"] for r in others.values())
+    other_failed = sum(len(r["failed"]) for r in others.values())
+    first_seeds = next(v for v in data[ABLATION]["variants"] if v["name"] == BASE)["seeds"]
+    sp = seed_page(data)
+    ps = per_step(data, failed_val)
+    grow = growth(runs, "val_loss")
+    jump = next((i for i, g in enumerate(grow) if g["failed"]), None)
+    ratios = [pooled[n]["train_loss"]["sd"] / pooled[n]["val_loss"]["sd"] for n in EXPERIMENTS
+              if n in pooled and pooled[n]["val_loss"]["sd"]]
+    return {
+        "steps": steps, "last": last, "runs": runs, "seeds": [r["seed"] for r in runs],
+        "first_seeds": list(first_seeds), "later_seeds": [r["seed"] for r in runs if r["later"]],
+        "flags": flags, "threshold": {k: end[k]["threshold"] for k in KEYS}, "scale": {k: end[k]["scale"] for k in KEYS},
+        "failed": failed, "failed_seeds": failed_val,
+        "failed_train_seeds": sorted(end["train_loss"]["failed"].get(BASE, {})),
+        "healthy": healthy, "seed_page": sp,
+        "times_seed_page": healthy["val_loss"]["range"] / sp["range"] if sp else None,
+        "pooled": pooled, "step_of": steps_of, "experiments": [n for n in EXPERIMENTS if n in exps],
+        "experiment_names": EXPERIMENT_NAMES, "names": NAMES,
+        "growth": {key: growth(runs, key) for key in KEYS},
+        "jump": None if jump is None else {"seed": grow[jump]["failed"][0], "k": grow[jump]["k"],
+                                           "after": grow[jump]["band"],
+                                           "before": grow[jump - 1]["band"] if jump > 0 else None,
+                                           "before_k": grow[jump - 1]["k"] if jump > 0 else None},
+        "train_over_val": [min(ratios), max(ratios)] if ratios else None,
+        "range_factor": [{"n": n, "times": expected_range(n)} for n in RANGE_NS],
+        "alpha": seeds.ALPHA,
+        "rate": {"baseline": {"failed": failed_base, "trained": trained_base,
+                              "interval": exact_interval(failed_base, trained_base)},
+                 "others": {"failed": other_failed, "trained": other_trained, "arms": len(others),
+                            "interval": exact_interval(other_failed, other_trained) if other_trained else None},
+                 "level": LEVEL},
+        "primary": primaries(exps, steps_of),
+        "per_step": ps, "per_step_curves": per_step_curves(ps),
+        "curves": curves(runs, steps, failed_val, control),
+        "sim": {"sd": round(healthy["val_loss"]["sd"], 3),
+                "stall": round(failed[0]["lag_end"]["val_loss"], 2) if failed else None},
+        "raffel": raffel(data),
+        "arms_end": {name: {key: {n: by_seed(pairs, steps_of[name], key) for n, pairs in arms.items()} for key in KEYS}
+                     for name, arms in exps.items()},
+        "worked": worked(exps, steps_of),
+        "fail_scales": seeds.FAIL_SCALES, "fail_floor": seeds.FAIL_FLOOR, "robust": seeds.ROBUST,
+    }
+
+
+def facts(data):
+    return {"noise": noise_facts(data) if ABLATION in data else None}
