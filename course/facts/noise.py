@@ -50,6 +50,7 @@ LESSONS = (
 PRIMARY_KEY = "val_loss"
 RANGE_NS = (3, 5, 10)  # ⑥: the expected range of this many normal draws, in standard deviations
 WINDOW = 10  # the per-step chart averages this many optimizer steps into one point
+REPRODUCED = 0.01  # a rerun whose evaluations differ by more than this is not drawn as the failed run
 LEVEL = 0.95  # the failure rate's exact (Clopper-Pearson) interval
 
 
@@ -279,6 +280,9 @@ def per_step(data, failed_seeds):
     if not failed or not healthy:
         return None
     f = failed[0]
+    if f["rerun"] and (f["rerun_max_diff"] or 0.0) > REPRODUCED:
+        # the rerun is not the run the page reads: its per-step losses would describe another run
+        return {"unreproduced": True, "failed_seed": f["seed"], "rerun_max_diff": f["rerun_max_diff"]}
     length = min(len(r["step_losses"]) for r in [f] + healthy)
     series = [{"seed": r["seed"], "failed": r is f, "values": window_means(r["step_losses"][:length])}
               for r in [f] + healthy]
@@ -290,7 +294,7 @@ def per_step(data, failed_seeds):
             start = i
         else:
             break
-    return {"every": WINDOW, "steps": length, "failed_seed": f["seed"], "healthy_seeds": [r["seed"] for r in healthy],
+    return {"unreproduced": False, "every": WINDOW, "steps": length, "failed_seed": f["seed"], "healthy_seeds": [r["seed"] for r in healthy],
             "series": series, "lag": lag, "apart_from": None if start is None else start * WINDOW,
             "lag_end": lag[-1], "rerun": f["rerun"], "rerun_max_diff": f["rerun_max_diff"]}
 
@@ -319,7 +323,7 @@ def curves(runs, steps, failed_seeds, control):
 
 def per_step_curves(ps):
     """The seed-curves widget's data for the per-step chart (None without per_step)."""
-    if not ps:
+    if not ps or ps["unreproduced"]:
         return None
     return {"title": "每一步的训练损失（每 " + str(ps["every"]) + " 步取平均）",
             "x_label": "训练步数",

@@ -365,3 +365,13 @@ def test_without_later_seeds_there_is_no_per_step_chart():
     facts, md = render(data)
     assert facts["noise"]["per_step"] is None
     assert "### 每一步的训练损失" not in md and md.count('data-widget="seed-curves"') == 1
+
+
+def test_a_rerun_that_is_not_the_same_run_is_not_drawn_as_it():
+    data = load_data(ROOT / "data", ROOT)
+    extra = later_seeds(data)
+    extra["seed_runs"][0]["rerun_max_diff"] = 0.2  # the rerun of seed 4 landed elsewhere
+    data["real-model/baseline-seeds"] = extra
+    facts, md = render(data)
+    assert facts["noise"]["per_step"]["unreproduced"] and facts["noise"]["per_step_curves"] is None
+    assert "不是同一次训练" in md and md.count('data-widget="seed-curves"') == 1
