@@ -5,6 +5,7 @@
     python -m lab mechanism --corpus PATH --out data/real-model/residual [key=value ...]
     python -m lab norm --corpus PATH --out data/real-model/norm [key=value ...]
     python -m lab gating --corpus PATH --out data/real-model/gating [key=value ...]
+    python -m lab tokenizer --corpus PATH --work DIR --out data/real-model/tokenizer [key=value ...]   (no model trained)
 
 and the single steps:
 
@@ -16,7 +17,8 @@ and the single steps:
                                                 (a trained run's attention weights and per-head measures)
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, the experiment's Config:
-ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config, gating.Config); a key that no
+ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config, gating.Config,
+tokenizer.Config); a key that no
 stage's config has is an error. Re-running a command resumes: finished runs are skipped,
 interrupted ones continue from their checkpoint.
 """

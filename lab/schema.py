@@ -37,8 +37,11 @@ GATING_SEEDS_FILE = "gating/seeds.json"  # its extra seeds, beside it (the same 
 ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
 ATTENTION_FAILED_FILE = "attention/failed-run.json"  # the same measures of the run v2's health check flags (seed=4 file=failed-run.json)
 BASELINE_SEEDS_FILE = "baseline-seeds.json"  # the baseline's later seeds, beside ablation.json (ffn, extra_seeds=)
+TOKENIZER_SWEEP_FILE = "tokenizer/sweep.json"  # the vocabulary sweep, data/real-model/tokenizer/ (lab/experiments/tokenizer.py)
+TOKENIZER_FILE = "tokenizer/tokenizer.json"  # our tokenizer in compact form, for the page's encoder (the same module)
+TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embedding neighbours (the same module)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE,
-           ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE)
+           ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE)
 
 
 class SchemaError(ValueError):

@@ -17,9 +17,10 @@ model card has in common.
 | `mechanism` | C4 第 2 课 | data/real-model/residual/mechanism.json |
 | `norm` | C4 第 3 课 | data/real-model/norm/norm.json |
 | `gating` | C4 第 4 课 | data/real-model/gating/gating.json |
+| `tokenizer` | C1 第 1 课 | data/real-model/tokenizer/{sweep,tokenizer,neighbours}.json (trains BPE tokenizers only, no model) |
 | `attention` | C3 第 1 课 | data/real-model/attention/attention.json (reads a trained run, trains nothing; not in EXPERIMENTS, which all need --corpus) |
 """
-from lab.experiments import ffn, gating, mechanism, norm, residual
+from lab.experiments import ffn, gating, mechanism, norm, residual, tokenizer
 
-EXPERIMENTS = {m.NAME: m for m in (ffn, residual, mechanism, norm, gating)}
+EXPERIMENTS = {m.NAME: m for m in (ffn, residual, mechanism, norm, gating, tokenizer)}
 ALIASES = {"all": "ffn"}  # the FFN experiment's command before lab/experiments/

@@ -32,6 +32,9 @@ class Fact:
 
 
 GRID = {  # model -> params to compare (the default first)
+    "bpe-tokenizer": [{}, {"text": "大模型怎么看中文？"}, {"text": "好😀𠀀"}, {"text": ""}, {"text": "玄德曰：「吾乃中山靖王之後。」", "steps": 3, "selected": 1},
+                      {"text": "The model reads tokens.", "selected": 0}, {"text": "之" * 400}, {"text": "abc", "steps": 0},
+                      {"text": "孔明" * 150, "steps": 40, "selected": 7}],
     "batch-trap": [{}, {"batch": "batch2"}, {"batch": "single"}],
     "norm-token": [{}, {"preset": "outlier"}, {"preset": "near-zero", "eps": 0.01}, {"w": -0.5}],
     "norm-placement": [{}, {"depth": 3, "place": "pre", "seed": 1}, {"depth": 7, "place": "output", "init": "scaled", "seed": 2},
