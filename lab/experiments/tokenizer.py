@@ -446,8 +446,10 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
         "config": common.portable_config(asdict(cfg)),
         "prepare": common.portable_config(meta["config"]),
         "timing": {"sweep_seconds": round(time.perf_counter() - t0, 1),
-                   "note": "train_seconds per size is wall time on this machine; load_before is the 1-minute load"
-                           " average just before (other processes, e.g. a training run, share the cores)"},
+                   "note": "sweep_seconds: this call's time for every size (a size read back from work/tokenizer/"
+                           " costs almost nothing); train_seconds per size: the wall time of that size's BPE training"
+                           " when it ran, on this machine; load_before: the 1-minute load average just before it"
+                           " (other processes, e.g. a training run, shared the cores)"},
     }
     sweep = {"schema_version": SCHEMA_VERSION, "window": cfg.window, "rows": rows,
              "characters": char_rows(books, cfg), "model_card": card}
