@@ -76,6 +76,9 @@ def tokenizer_facts(data):
         raise CourseError("data/real-model/tokenizer/sweep.json",
                           "its row for our tokenizer disagrees with model-card.json (fragments or token counts): "
                           "the sweep and the model were made from different data")
+    if sweep["window"] != card["architecture"]["block_size"]:
+        raise CourseError("data/real-model/tokenizer/sweep.json", f"window {sweep['window']} is not our model's context "
+                          f"({card['architecture']['block_size']} tokens): the page reads it as what the model holds")
     steps = [{"from": a["vocab_size"], "to": b["vocab_size"], "drop": 1 - b["tokens_per_char"] / a["tokens_per_char"]}
              for a, b in zip(rows, rows[1:])]
     drops = [s["drop"] for s in steps]
