@@ -103,8 +103,58 @@ def tokenizer_facts(data):
         "bytes_over_ours": bytes_row["tokens_per_char"] / ours["tokens_per_char"] if bytes_row else None,
         "neighbours": neighbour_facts(data.get(NEIGHBOURS), vocab, data.get(ENCODER)),
         "encoder": encoder(data.get(ENCODER), vocab),
+        "one_byte": one_byte(sweep.get("val_one_byte")),
     }
+    out["fragment_kinds"] = fragment_kinds(out["encoder"])
     return out
+
+
+def one_byte(rows):
+    """The validation text's one-byte characters by kind: newlines, spaces, ASCII punctuation, letters."""
+    if rows is None:
+        return None
+    kinds = {"newline": 0, "space": 0, "punct": 0, "letter": 0, "digit": 0, "other": 0}
+    for r in rows:
+        c = r["char"]
+        k = ("newline" if c == "\n" else "space" if c == " " else "letter" if c.isalpha() else "digit" if c.isdigit()
+             else "punct" if 33 <= ord(c) < 127 else "other")
+        kinds[k] += r["count"]
+    kinds["total"] = sum(r["count"] for r in rows)
+    return kinds
+
+
+def fragment_kinds(enc):
+    """Our vocabulary's merged byte fragments by what they hold: `half` (part of one character, no whole
+    one), `punct` (whole punctuation, then the first bytes of the next character; `punct_texts` the
+    punctuation), `word` (a whole non-punctuation character, then part of the next; `word_texts`)."""
+    if enc is None:
+        return None
+    bt = load_model("bpe-tokenizer")
+    t = bt.tables(enc)
+    half, punct, word, punct_texts, word_texts = 0, 0, 0, [], []
+    for tid in range(256, t["V"]):
+        piece = t["pieces"][tid]
+        if bt.is_text(piece):
+            continue
+        lead = ""
+        i = 0
+        while i < len(piece):  # the whole characters at the start
+            n = bt.utf8_length(piece[i])
+            if n == 0 or i + n > len(piece) or not bt.is_text(piece[i:i + n]):
+                break
+            lead += piece[i:i + n].decode("utf-8")
+            i += n
+        if not lead:
+            half += 1
+        elif all(not c.isalnum() for c in lead):
+            punct += 1
+            if lead not in punct_texts:
+                punct_texts.append(lead)
+        else:
+            word += 1
+            word_texts.append(lead)
+    return {"half": half, "punct": punct, "word": word, "punct_texts": punct_texts, "word_texts": word_texts,
+            "total": half + punct + word}
 
 
 def encoder(doc, vocab):
@@ -153,4 +203,30 @@ def neighbour_facts(doc, vocab, enc):
             "trained_top": {"min": min(trained_top), "max": max(trained_top)},
             "init_top": {"min": min(init_top), "max": max(init_top)},
             "date": doc["model_card"]["date"], "command": doc["model_card"]["command"],
-            "same_vocab": doc["run"]["vocab_size"] == vocab}
+            "same_vocab": doc["run"]["vocab_size"] == vocab, "stats": stats_facts(doc), "check": check_facts(doc, queries)}
+
+
+def stats_facts(doc):
+    """The table by training frequency: never-seen rows, norms, the >0.9 tail, pairs over seen tokens,
+    and the chance rate of a book label (the largest book's share of the seen tokens' labels)."""
+    st = doc.get("stats")
+    if st is None:
+        return None
+    out = dict(st)
+    shares = sorted(((v, BOOK_TITLES.get(k, k)) for k, v in st["book_shares"].items()), reverse=True)
+    out["book_shares"] = [{"title": t, "share": v} for v, t in shares]
+    out["by_title"] = {t: v for v, t in shares}
+    return out
+
+
+def check_facts(doc, queries):
+    """The second seed's neighbours against the first's: per query, how many of the k are the same tokens."""
+    ch = doc.get("check")
+    if not ch:
+        return None
+    other = {q["text"]: set(q["neighbours"]) for q in ch["queries"]}
+    rows = [{"text": q["text"], "shared": len(other[q["text"]] & {n["id"] for n in q["neighbours"]})}
+            for q in queries if q["text"] in other]
+    shared = [r["shared"] for r in rows]
+    return {"seed": ch["seed"], "val_loss": ch["val_loss"], "queries": rows,
+            "min": min(shared), "max": max(shared), "total": sum(shared), "of": len(rows) * doc["k"]}

@@ -51,7 +51,7 @@ SCHEMA_VERSION = 1
 ENCODER = common.REPO_DIR / "widgets" / "bpe_tokenizer" / "model.py"  # the page's encoder, checked here
 TINY_GPT = common.REPO_DIR / "data" / "tiny-gpt.json"  # the tiny-gpt page's character vocabulary
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")  # a token of two or more Han characters and nothing else
-MEASURE_VERSION = 2  # what measure() reports; a cached size measured otherwise is measured again (not retrained)
+MEASURE_VERSION = 3  # what measure() reports; a cached size measured otherwise is measured again (not retrained)
 SAMPLE_TEXTS = ("玄德曰：「吾乃中山靖王之後。」", "大模型怎么看中文？", "The model reads tokens.", "好😀", "𠀀", "")
 
 
@@ -64,6 +64,8 @@ class Config:
     neighbours: str = "曹操,玄德,孔明,寶玉,曰,之"  # texts whose embedding rows are read ("" = no neighbours.json)
     run_variant: str = "baseline"  # the run whose tied embedding is read: work/<run_variant>-s<run_seed>/
     run_seed: int = 5
+    check_seed: int = 4  # a second seed of the same variant whose neighbours are compared (-1: none)
+    probe_chars: str = "这们说时国见为么儿里后并"  # characters whose presence in the character tables is reported
     k: int = 8  # neighbours per query
     command: str = ""  # the command the model card records; "" = this process's command line
 
@@ -139,10 +141,22 @@ def measure(tok: Tokenizer, books: list[dict], sentence: str, cfg: Config) -> di
     fragments = sum(1 for p in pieces if not prepare._is_text(p))
     multi = sum(1 for p in pieces if prepare._is_text(p) and len(p.decode("utf-8")) >= 2)
     per_book, val_ids = [], Counter()
+    whole_occ = cut_single = 0  # validation characters not cut by the tokens around them; in-vocabulary ones cut
     val_chars = val_tokens = train_chars = train_tokens = 0
     for b in books:
         ids = tok.encode(b["val"]).ids
         val_ids.update(ids)
+        bounds, at = set(), 0
+        for i in ids:
+            at += len(pieces[i])
+            bounds.add(at)
+        at = 0
+        for c in b["val"]:
+            e = at + len(c.encode("utf-8"))
+            cut = any(k in bounds for k in range(at + 1, e))
+            whole_occ += not cut
+            cut_single += cut and c.encode("utf-8") in vocab_bytes
+            at = e
         per_book.append({"file": b["file"], "val_chars": len(b["val"]), "val_tokens": len(ids)})
         val_chars += len(b["val"])
         val_tokens += len(ids)
@@ -169,6 +183,8 @@ def measure(tok: Tokenizer, books: list[dict], sentence: str, cfg: Config) -> di
         "single_token_chars": len(single),
         "single_token_share": len(single) / len(occurrences),
         "single_token_occurrence_share": sum(occurrences[c] for c in single) / val_chars,
+        "whole_occurrence_share": whole_occ / val_chars,
+        "cut_single_occurrences": cut_single,
         "books": per_book,
         "top_words": [{"text": pieces[i].decode("utf-8"), "id": i, "count": n} for n, i in words[: cfg.top_words]],
         "han_words": sum(1 for p in pieces if prepare._is_text(p) and HAN_WORD.fullmatch(p.decode("utf-8"))),
@@ -237,7 +253,11 @@ def char_row(name: str, vocab: list[str], books: list[dict], cfg: Config, source
     return {"name": name, "vocab_size": len(vocab), "tokens_per_char": 1.0, "chars_per_window": float(cfg.window),
             "distinct_chars": len(occurrences), "covered_chars": len(covered),
             "covered_share": len(covered) / len(occurrences),
-            "unk_share": 1 - sum(occurrences[c] for c in covered) / total, "source": source}
+            "unk_share": 1 - sum(occurrences[c] for c in covered) / total, "source": source,
+            # the corpus writes a missing character as a literal UNK-looking "\u25a1": covered_chars counts it
+            "placeholder_covered": "\u25a1" in covered,
+            "latin_letters": sum(1 for c in known if c.isascii() and c.isalpha()),
+            "probe": {c: c in known for c in cfg.probe_chars}}
 
 
 def char_rows(books: list[dict], cfg: Config) -> list[dict]:
@@ -368,6 +388,41 @@ def neighbours_export(cfg: Config, work: Path, card: dict) -> dict | None:
         return out
 
     units = {"trained": table(trained), "init": table(init)}
+    counts = np.bincount(np.fromfile(work / "data" / "train.bin", dtype=np.uint16), minlength=vocab)
+    seen = torch.tensor(counts > 0)
+    never = ~seen
+    w_t, w_0 = trained.embed.weight.detach().double(), init.embed.weight.detach().double()
+
+    def norms(mask):
+        return {"tokens": int(mask.sum()), "init_norm": float(w_0[mask].norm(dim=1).mean()),
+                "trained_norm": float(w_t[mask].norm(dim=1).mean()),
+                "change_norm": float((w_t[mask] - w_0[mask]).norm(dim=1).mean())}
+
+    u = units["trained"]
+    cos = u @ u.T
+    off = ~torch.eye(len(cos), dtype=torch.bool)
+    high = (cos > 0.9) & off
+    in_high = high.any(dim=1)
+    nv = u[never]
+    nv_cos = (nv @ nv.T)[~torch.eye(int(never.sum()), dtype=torch.bool)]
+    labels = [book_of(i)[0] for i in range(vocab)]
+    seen_ids = [i for i in range(vocab) if counts[i] > 0]
+    stats = {
+        "seen_tokens": len(seen_ids), "never_seen_tokens": int(never.sum()),
+        "pairs_seen": {k: common.sig_all(spread(units[k][seen]), 4) for k in ("trained", "init")},
+        "norms": {"never_seen": common.sig_all(norms(never), 4),
+                  "seen_over_1000": common.sig_all(norms(torch.tensor(counts > 1000)), 4)},
+        "never_seen_median_cosine": round(float(torch.quantile(nv_cos.float(), 0.5)), 4),
+        "tail": {"pairs_over_0_9": int(high.sum()) // 2, "tokens": int(in_high.sum()),
+                 "never_seen": int((in_high & never).sum())},
+        "book_shares": {f: sum(1 for i in seen_ids if labels[i] == f) / len(seen_ids) for f in files},
+    }
+    check = None
+    crun = common.run_dir(work, cfg.run_variant, cfg.check_seed) if cfg.check_seed >= 0 else None
+    if crun is not None and (crun / "result.json").exists():
+        other = table(common.load_model(crun))
+        check = {"seed": cfg.check_seed, "val_loss": json.loads((crun / "result.json").read_text())["val_loss"],
+                 "queries": []}
     rows = []
     for q in queries:
         ids = tok.encode(q).ids
@@ -376,6 +431,8 @@ def neighbours_export(cfg: Config, work: Path, card: dict) -> dict | None:
             row["book"], row["book_share"] = book_of(ids[0])
             row["neighbours"] = nearest(units["trained"], ids[0])
             row["init_neighbours"] = nearest(units["init"], ids[0])
+            if check is not None:
+                check["queries"].append({"text": q, "neighbours": [n["id"] for n in nearest(other, ids[0])]})
         rows.append(row)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -386,6 +443,7 @@ def neighbours_export(cfg: Config, work: Path, card: dict) -> dict | None:
         "k": cfg.k, "metric": "cosine between rows of the tied embedding table (input embedding = output head)",
         "queries": rows,
         "pairs": {"trained": common.sig_all(spread(units["trained"]), 4), "init": common.sig_all(spread(units["init"]), 4)},
+        "stats": stats, "check": check,
         "control": "the same seed's table before its first step (lab/experiments/common.py fresh_model)",
         "book_rule": "a token's book: the book of the corpus where it is most frequent in the training split per token"
                      " of that book; book_share: that book's share of the token's per-token rates over all books",
@@ -451,8 +509,10 @@ def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: 
                            " when it ran, on this machine; load_before: the 1-minute load average just before it"
                            " (other processes, e.g. a training run, shared the cores)"},
     }
+    one_byte = Counter(c for b in books for c in b["val"] if len(c.encode("utf-8")) == 1)
     sweep = {"schema_version": SCHEMA_VERSION, "window": cfg.window, "rows": rows,
-             "characters": char_rows(books, cfg), "model_card": card}
+             "characters": char_rows(books, cfg), "model_card": card,
+             "val_one_byte": [{"char": c, "count": n} for c, n in sorted(one_byte.items(), key=lambda x: (-x[1], x[0]))]}
     out_dir = Path(out)
     encoder = encoder_export(work, books, meta, card)
     neighbours = neighbours_export(cfg, work, card)

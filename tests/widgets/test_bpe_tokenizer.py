@@ -178,3 +178,29 @@ def test_every_vocabulary_entry_reads_as_python_decodes_it():
             a, b = info["parts"]
             assert bytes.fromhex((model.token_info(DATA, a)["hex"] + " " + model.token_info(DATA, b)["hex"]).replace(" ", "")) == piece
     assert fragments == DATA["source"]["fragment_tokens"]
+
+
+def test_has_no_token_means_not_in_the_vocabulary():
+    """A character 「没有自己的 token」 only when its bytes are no vocabulary entry; one that has a token but
+    lost bytes to a neighbour (「，」 + the first bytes of the next character) is told apart."""
+    t = model.tables(DATA)
+    entries = set(t["pieces"])
+    st = model.stats(DATA, "聞達，王太守")
+    assert "王" in st["split_chars"] and "王" in st["cut_chars"] and "王" not in st["missing_chars"]
+    assert "王".encode("utf-8") in entries
+    assert st["cut_sentences"][0].startswith("「王」在词表里有自己的 token，这里被前面的「，」带走了")
+    v = model.view({"data": DATA, "text": "聞達，王太守"})
+    assert "「王」在词表里没有" not in v["out"]["summary"] and "「王」在词表里有自己的 token" in v["out"]["summary"]
+    for text in ("大模型怎么看中文？", "卻說姜維退兵屯於鍾提，魏兵屯於狄道城外。", "好😀𠀀"):
+        st = model.stats(DATA, text)
+        for c in st["missing_chars"]:
+            assert c.encode("utf-8") not in entries
+        for c in st["cut_chars"]:
+            assert c.encode("utf-8") in entries
+        assert sorted(st["missing_chars"] + st["cut_chars"]) == sorted(st["split_chars"])
+
+
+def test_a_fragment_merge_is_shown_as_its_bytes():
+    v = model.view({"data": DATA, "text": "玄德曰：「大模型怎么看中文？」", "steps": 1})
+    assert "「ef」+「bc」→「ef bc」（这里「：」「？」的前两个字节）" in v["out"]["step"]
+    assert "\ufffd" not in v["out"]["step"]

@@ -16,7 +16,12 @@ bytes joining one merge at a time. Standard library only, in the subset MicroPyt
 Functions a lesson can quote (model("bpe-tokenizer")), `data` the export:
     encode(data, text) -> the token ids
     tokens(data, text) -> [{"id", "hex", "text", "fragment", "chars"}] per token
-    stats(data, text) -> {"chars", "bytes", "tokens", "fragments", "per_char", "split_chars"}
+    stats(data, text) -> {"chars", "bytes", "tokens", "fragments", "per_char", "split_chars",
+                          "missing_chars", "cut_chars"}
+        split_chars: every character the tokens cut; missing_chars: those with no vocabulary entry of
+        their own (their UTF-8 bytes are not a token); cut_chars: those that have one but are cut here
+        anyway (a merge across the character boundary took some of their bytes, e.g. 「，」 + the first
+        bytes of the next character)
     vocab_spelling(data, id) -> the token as a vocabulary file spells it (GPT-2's byte alphabet, "ï¼Į")
 """
 from numfmt import num
@@ -26,7 +31,7 @@ DEFAULT_TEXT = "玄德曰：「大模型怎么看中文？」"
 MAX_CHARS = 120  # the widget encodes at most this many characters (a phone stays within 100 ms a call)
 EXAMPLES = (  # (label, text): what the buttons type
     ("三国里的一句", "玄德曰：「吾乃中山靖王之後。」"),
-    ("简体现代文", "大模型怎么看中文？"),
+    ("现代词", "大模型怎么看中文？"),
     ("英文", "The model reads tokens."),
     ("表情符号", "好😀"),
     ("生僻字", "𠀀"),
@@ -58,7 +63,10 @@ def tables(data):
         a, b = merges[2 * r], merges[2 * r + 1]
         ranks[a * V + b] = r
         pieces[256 + r] = pieces[a] + pieces[b]
-    t = {"V": V, "ranks": ranks, "pieces": pieces, "byte_ids": byte_ids, "merges": merges}
+    entries = set()
+    for p in pieces:
+        entries.add(p)
+    t = {"V": V, "ranks": ranks, "pieces": pieces, "byte_ids": byte_ids, "merges": merges, "entries": entries}
     _TABLES[0] = merges
     _TABLES[1] = t
     return t
@@ -289,13 +297,88 @@ def split_chars(rows):
     return seen
 
 
+def has_token(t, c):
+    """Whether character c is a vocabulary entry of its own (its UTF-8 bytes are one token)."""
+    return clean(c).encode("utf-8") in t["entries"]
+
+
+def _seg_text(s):
+    return _replacement(s) if s["part"] else s["text"]
+
+
+def cuts(t, rows):
+    """The cut characters, each once, in order: {"char", "own" (has a token of its own), "by" (for an own
+    character: the neighbouring text whose token took some of its bytes), "side" ("前面"/"后面"),
+    "n" (how many of its bytes went with it)}."""
+    out = []
+    seen = []
+    for k in range(len(rows)):
+        segs = rows[k]["segments"]
+        for j in range(len(segs)):
+            s = segs[j]
+            if not s["part"] or s["text"] in seen:
+                continue
+            seen.append(s["text"])
+            c = {"char": s["text"], "own": s["text"] in VISIBLE.values() or has_token(t, s["text"]), "by": "", "side": "", "n": 0}
+            if c["own"]:
+                if s["from"] == 1 and j > 0:
+                    c["by"] = "".join(_seg_text(x) for x in segs[:j])
+                    c["side"] = "前面"
+                    c["n"] = s["to"]
+                else:
+                    # the token that holds its last byte reaches into the next character
+                    for r in rows[k:]:
+                        rs = r["segments"]
+                        hit = [i for i in range(len(rs)) if rs[i]["part"] and rs[i]["text"] == s["text"]
+                               and rs[i]["to"] == rs[i]["of"]]
+                        if hit:
+                            i = hit[0]
+                            c["by"] = "".join(_seg_text(x) for x in rs[i + 1:])
+                            c["side"] = "后面" if c["by"] else ""
+                            c["n"] = rs[i]["to"] - rs[i]["from"] + 1
+                            break
+            out.append(c)
+    return out
+
+
+NUMBERS = ("零", "一", "两", "三", "四")
+
+
+def cut_sentence(c):
+    """One cut character that has a token of its own, in words."""
+    if not c["side"]:
+        return "「" + c["char"] + "」在词表里有自己的 token，这里却被切开了"
+    part = ("第一个字节" if c["n"] == 1 else "前" + NUMBERS[c["n"]] + "个字节") if c["side"] == "前面" else (
+        "最后一个字节" if c["n"] == 1 else "后" + NUMBERS[c["n"]] + "个字节")
+    return ("「" + c["char"] + "」在词表里有自己的 token，这里被" + c["side"] + "的「" + c["by"] + "」带走了" + part)
+
+
+def cut_summary(cs, most=8):
+    """The widget's sentence about the cut characters: the ones missing from the vocabulary, then the ones
+    that have a token but lost bytes to a neighbour here."""
+    missing = [c["char"] for c in cs if not c["own"]]
+    own = [c for c in cs if c["own"]]
+    parts = []
+    if missing:
+        parts.append("、".join("「" + c + "」" for c in missing[:most]) + ("等" if len(missing) > most else "")
+                     + "在词表里没有自己的 token，被切成了字节")
+    for c in own[:3]:
+        parts.append(cut_sentence(c))
+    if len(own) > 3:
+        parts.append("还有 " + str(len(own) - 3) + " 个字也是这样")
+    return "；".join(parts) + "。"
+
+
 def stats(data, text):
     text = clean(text)
     rows = tokens(data, text)
     n_chars = len(text)
+    cs = cuts(tables(data), rows)
     return {"chars": n_chars, "bytes": len(text.encode("utf-8")), "tokens": len(rows),
             "fragments": sum(1 for r in rows if r["fragment"]),
-            "per_char": len(rows) / n_chars if n_chars else 0.0, "split_chars": split_chars(rows)}
+            "per_char": len(rows) / n_chars if n_chars else 0.0, "split_chars": split_chars(rows),
+            "missing_chars": [c["char"] for c in cs if not c["own"]], "cut_chars": [c["char"] for c in cs if c["own"]],
+            "cut_sentences": [cut_sentence(c) for c in cs if c["own"]]}
 
 
 def byte_alphabet():
@@ -403,12 +486,52 @@ def detail(t, row):
     return out
 
 
-def merge_step(t, raw, applied, k):
-    """What the k-th merge (1-based) joined."""
+def label(t, tid):
+    """A token for a sentence: its text when its bytes are whole characters, its bytes in hex when they
+    hold no whole character (「ef bc」), both when they are text and part of one (「，�」（ef bc 8c e7 8e））."""
+    piece = t["pieces"][tid]
+    if is_text(piece):
+        return "「" + piece_text(t, tid) + "」"
+    text = piece_text(t, tid)
+    if text.replace("\ufffd", "") == "":
+        return "「" + hex_of(piece) + "」"
+    return "「" + text + "」（" + hex_of(piece) + "）"
+
+
+def holders(text, piece):
+    """Where a fragment's bytes sit in the text's characters: （这里「：」「？」的前两个字节）, "" if nowhere."""
+    where = {}
+    order = []
+    n = len(piece)
+    for c in text:
+        b = c.encode("utf-8")
+        if len(b) <= n or c in where:
+            continue
+        at = ("前" if b[:n] == piece else "后" if b[len(b) - n:] == piece else
+              "中间" if piece in b else "")
+        if at:
+            where[c] = at
+            order.append(c)
+    if not order:
+        return ""
+    sides = []
+    for c in order:
+        if where[c] not in sides:
+            sides.append(where[c])
+    count = NUMBERS[n] if n < len(NUMBERS) else str(n)
+    if len(sides) > 1:
+        return "（这里「" + "」「".join(order[:4]) + "」里的" + count + "个字节）"
+    return "（这里「" + "」「".join(order[:4]) + "」的" + sides[0] + count + "个字节）"
+
+
+def merge_step(t, raw, applied, k, text=""):
+    """What the k-th merge (1-based) joined; a fragment shown as its bytes, with the characters it is part of."""
     r, _ = applied[k - 1]
     a, b = t["merges"][2 * r], t["merges"][2 * r + 1]
-    return ("第 " + num(k) + " 次合并：「" + piece_text(t, a) + "」+「" + piece_text(t, b) + "」→「"
-            + piece_text(t, 256 + r) + "」（合并表第 " + num(r + 1) + " 条，新 token 的 id 是 " + num(256 + r) + "）")
+    new = t["pieces"][256 + r]
+    where = holders(text, new) if not is_text(new) and piece_text(t, 256 + r).replace("\ufffd", "") == "" else ""
+    return ("第 " + num(k) + " 次合并：" + label(t, a) + "+" + label(t, b) + "→" + label(t, 256 + r) + where
+            + "（合并表第 " + num(r + 1) + " 条，新 token 的 id 是 " + num(256 + r) + "）")
 
 
 # --- training by hand: the lesson's worked example and its exercise --------------------------------
@@ -537,18 +660,17 @@ def view(params):
             summary = ("只做了前 " + num(steps) + " 次合并（共 " + num(total) + " 次）：" + num(n_tok)
                        + " 个 token（全做完是 " + num(n_tok - (total - steps)) + " 个）。")
         elif split:
-            summary += ("其中 " + num(frags) + " 个 token 是字节片段：" + "、".join("「" + c + "」" for c in split[:8])
-                        + ("等" if len(split) > 8 else "") + "在词表里没有自己的 token，被切成了字节。")
+            summary += "其中 " + num(frags) + " 个 token 是字节片段：" + cut_summary(cuts(t, rows))
         else:
             summary += "每个 token 都是完整的字：没有字被切成字节。"
     if cut:
         summary += "（只取前 " + str(MAX_CHARS) + " 个字符。）"
     if steps == 0 and total:
-        step_text = "还没有合并：每个字节是一个 token（一个汉字 3 个字节）。"
+        step_text = "还没有合并：每个字节是一个 token（常用汉字 3 个字节，生僻的扩展区汉字 4 个）。"
     elif steps == 0:
         step_text = "这段文字里没有可合并的相邻字节对。"
     else:
-        step_text = merge_step(t, raw, applied, steps)
+        step_text = merge_step(t, raw, applied, steps, text)
     info = detail(t, rows[sel]) if sel is not None else None
     return {
         "params": {"text": text, "steps": steps, "selected": sel},
