@@ -45,6 +45,18 @@ def independent_v2(base, other):
     return (int(np.sign(gap)) if measured else 0), failed, gap, h
 
 
+def independent_no_health(base, other):
+    """The pooled SD and t interval on every run, no health check (the simulator's middle counter)."""
+    A, B = np.array(list(other.values())), np.array(list(base.values()))
+    df = sum(len(x) - 1 for x in (A, B) if len(x) > 1)
+    if df < 1:
+        return 0
+    s = np.sqrt(sum(((x - x.mean()) ** 2).sum() for x in (A, B) if len(x) > 1) / df)
+    gap = A.mean() - B.mean()
+    h = T975[df] * s * np.sqrt(1 / len(A) + 1 / len(B))
+    return int(np.sign(gap)) if abs(gap) > h and min(len(A), len(B)) >= 2 else 0
+
+
 def independent_v1(base, other):
     """The old rule: the baseline's max - min; every pair one sign and the mean pair beyond it (one
     pair: five times it)."""
@@ -68,7 +80,8 @@ def recount(p, batch, seed):
         other, _ = seeds_sim.draw_runs(r, p["n_variant"], p["gap"], p["sd"], var_rate, p["stall"])
         v2, _, _, _ = independent_v2(base, other)
         v1 = independent_v1(base, other)
-        for name, d in (("v2", v2), ("v1", v1)):
+        sd_only = independent_no_health(base, other)
+        for name, d in (("v2", v2), ("v1", v1), ("sd", sd_only)):
             if d and (d > 0) == (p["gap"] >= 0):
                 counts[name] += 1
             elif d:
@@ -90,6 +103,21 @@ def test_every_count_is_what_an_independent_reading_gives(change):
     state = model.view(p)
     assert state["tally"] == recount(p, 0, p["seed"])
     assert state["batch"] == 1
+
+
+def test_without_the_health_check_the_pooled_sd_is_as_blind_as_the_range():
+    """The lesson's point 3: what rescues the reading is the health check, not the SD."""
+    runs = seeds_sim.simulate(0.1, "B", draws=600, seed=3, sd=0.02, stall=0.37)
+    assert abs(runs["sd"] - runs["v1"]) < 0.1 and runs["v2"] > runs["sd"] + 0.4
+    clean = seeds_sim.simulate(0.1, "A", draws=300, seed=3, sd=0.02, stall=0.37)
+    assert clean["sd"] == clean["v2"]
+
+
+def test_the_page_s_first_batch_is_typical():
+    """The widget opens on a batch whose rates are near the long run's (the lesson prints both)."""
+    P = {**model.PARAMS, "sd": 0.02, "stall": 0.37}
+    first, long = model.view(P)["tally"], model.long_run(P)
+    assert abs(first["v1"] / first["n"] - long["v1"]) < 0.05 and abs(first["v2"] / first["n"] - long["v2"]) < 0.05
 
 
 def test_the_counts_add_up_batch_by_batch():

@@ -19,7 +19,9 @@ SD = 0.0228
 STALL = 0.367
 STALL_RATE = 0.2
 SCENARIOS = {"A": (0.0, 0.0), "B": (STALL_RATE, 0.0), "C": (STALL_RATE, STALL_RATE)}  # (baseline, variant) stall rates
-COUNTS = ("v2", "v2_wrong", "v1", "v1_wrong")  # what simulate() and tally() count
+COUNTS = ("v2", "v2_wrong", "v1", "v1_wrong", "sd", "sd_wrong")  # what simulate() and tally() count
+# "sd": the pooled SD and interval of v2 without its health check (every run kept), to show which
+# part of v2 rescues the reading when runs fail
 
 
 def draw_runs(r, n, mean, sd, stall_rate, stall):
@@ -68,6 +70,13 @@ def old_rule(base, other):
             "measured": measured, "direction": ((1 if gap > 0 else -1) if measured else 0)}
 
 
+def no_health(base, other):
+    """v2's pooled SD and interval on every run, no health check: seeds.contrast of variant - baseline."""
+    reading = {"healthy": {"baseline": base, "variant": other}, "failed": {}, "split": {}}
+    reading["sd"], reading["df"] = seeds.pooled(reading["healthy"])
+    return seeds.contrast(reading, "variant", "baseline")
+
+
 def v1_measured(base, other):
     """The old rule's verdict (old_rule): +1 (other higher) / -1 / 0."""
     return old_rule(base, other)["direction"]
@@ -76,19 +85,23 @@ def v1_measured(base, other):
 def experiment(r, gap, n_base, n_variant, sd, base_rate, var_rate, stall):
     """One simulated experiment, read by both rules: the baseline's runs (true mean 0) and the
     variant's (true mean gap), which runs stalled, v2's reading and contrast (variant - baseline),
-    and the old rule's reading (old_rule)."""
+    the old rule's reading (old_rule) and the pooled SD without the health check (no_health)."""
     base, base_stalled = draw_runs(r, n_base, 0.0, sd, base_rate, stall)
     other, other_stalled = draw_runs(r, n_variant, gap, sd, var_rate, stall)
     reading = seeds.read({"baseline": base, "variant": other})
     old = old_rule(base, other)
     return {"base": base, "other": other, "base_stalled": base_stalled, "other_stalled": other_stalled,
-            "reading": reading, "v2": seeds.contrast(reading, "variant", "baseline"), "v1": old}
+            "reading": reading, "v2": seeds.contrast(reading, "variant", "baseline"), "v1": old,
+            "sd": no_health(base, other)}
 
 
-def tally(counts, gap, v2_direction, v1_direction):
-    """Add one experiment's two verdicts to counts ({name: n} over COUNTS): a measured reading in
+def tally(counts, gap, v2_direction, v1_direction, sd_direction=None):
+    """Add one experiment's verdicts to counts ({name: n} over COUNTS): a measured reading in
     the true direction (gap > 0: the variant is worse; gap 0 counts as positive) or the other."""
-    for name, d in (("v2", v2_direction), ("v1", v1_direction)):
+    pairs = [("v2", v2_direction), ("v1", v1_direction)]
+    if sd_direction is not None:
+        pairs.append(("sd", sd_direction))
+    for name, d in pairs:
         if d and (d > 0) == (gap >= 0):
             counts[name] += 1
         elif d:
@@ -99,7 +112,8 @@ def tally(counts, gap, v2_direction, v1_direction):
 def simulate(gap=0.0, scenario="A", n_base=5, n_variant=4, draws=2000, seed=0, sd=SD, stall=STALL,
              base_rate=None, var_rate=None):
     """Fractions of draws read as measured in the true direction (gap > 0: the variant is worse)
-    by v2 and by the old rule, and in the wrong direction ("v2_wrong", "v1_wrong"). With gap = 0
+    by v2, by the old rule and by the pooled SD without a health check ("sd"), and in the wrong
+    direction ("v2_wrong", "v1_wrong", "sd_wrong"). With gap = 0
     every measured reading is a false positive: "v2" + "v2_wrong" is then the false-positive rate.
     base_rate, var_rate (stall probabilities per run) replace the scenario's when given."""
     r = Rng(seed)
@@ -109,5 +123,5 @@ def simulate(gap=0.0, scenario="A", n_base=5, n_variant=4, draws=2000, seed=0, s
     counts = {k: 0 for k in COUNTS}
     for _ in range(draws):
         e = experiment(r, gap, n_base, n_variant, sd, base_rate, var_rate, stall)
-        tally(counts, gap, e["v2"]["direction"], e["v1"]["direction"])
+        tally(counts, gap, e["v2"]["direction"], e["v1"]["direction"], e["sd"]["direction"])
     return {k: counts[k] / draws for k in COUNTS}
