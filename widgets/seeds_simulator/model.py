@@ -34,6 +34,7 @@ SLIDERS = (
 WHERE = (("base", "只有基线会失败"), ("both", "两边都会失败"))
 SHOWN = ("gap", "sd", "fail", "stall", "where", "n_base", "n_variant", "seed")  # the params a state carries back
 COUNTS = ("n", "v1", "v1_wrong", "v2", "v2_wrong", "sd", "sd_wrong", "base_failed", "base_failed_v1")
+OPTIONAL = ("sd", "sd_wrong")  # counts a tally may lack (the third counter came later)
 W, ROW = 360, 40  # the chart: width (narrow, so its labels stay legible on a phone), the height of a row
 BASE_Y, VAR_Y, GAP_Y = 26, 26 + ROW, 26 + 2 * ROW + 12
 
@@ -59,6 +60,8 @@ def check(params):
         out[key] = v
     tally = params.get("tally")
     if tally is not None:
+        if isinstance(tally, dict):  # a tally from before the third counter starts it at 0
+            tally = dict([(k, tally.get(k, 0) if k in OPTIONAL else tally.get(k)) for k in COUNTS if k in tally or k in OPTIONAL])
         if not isinstance(tally, dict) or any(k not in tally for k in COUNTS):
             raise ValueError("tally must hold " + ", ".join(COUNTS) + " (what the last call returned)")
         for k in COUNTS:
