@@ -35,7 +35,7 @@ SEED_PAGE = "seed-page"
 PAPERS = "papers"
 KEYS = ("val_loss", "train_loss")
 BASE = "baseline"
-NAMES = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "纯注意力",
+NAMES = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "12 层纯注意力",
          "control": "前缀平均注意力", "gelu_ffn": "GELU", "bilinear_ffn": "Bilinear", "relu_ffn": "ReLU"}
 EXPERIMENTS = ("ffn", "attention", "gating")
 EXPERIMENT_NAMES = {"ffn": "FFN 实验", "attention": "注意力对照", "gating": "门控实验"}
@@ -50,6 +50,10 @@ LESSONS = (
 PRIMARY_KEY = "val_loss"
 RANGE_NS = (3, 5, 10)  # ⑥: the expected range of this many normal draws, in standard deviations
 WINDOW = 10  # the per-step chart averages this many optimizer steps into one point
+FAILED_RUN = "real-model/attention/failed-run"  # the failed baseline run's attention head measures
+V2_DATE = "2026-12-06"  # v2 committed to widgets/common/seeds.py (dfb283f); seeds 0-4 trained before it
+DECLARED_SEEDS = (6, 7)  # the first runs whose test was declared before they ended (see the lesson's ④)
+SELF_HIGH = 0.3  # a head that puts at least this share of its weight on the query itself
 REPRODUCED = 0.01  # a rerun whose evaluations differ by more than this is not drawn as the failed run
 LEVEL = 0.95  # the failure rate's exact (Clopper-Pearson) interval
 
@@ -133,7 +137,8 @@ def pooled_summary(arms, step):
     for key in KEYS:
         r = read(arms, step, key)
         rows = [{"arm": n, "name": NAMES.get(n, n), "trained": r["runs"][n], "healthy": len(r["healthy"][n]),
-                 "failed": sorted(r["failed"][n])} for n in arms if n in r["runs"]]
+                 "failed": sorted(r["failed"][n]), "sd": sd(r["healthy"][n].values())}
+                for n in arms if n in r["runs"]]
         out[key] = {"sd": r["sd"], "df": r["df"], "threshold": r["threshold"], "scale": r["scale"],
                     "arms": rows, "runs": sum(x["trained"] for x in rows),
                     "failed": sum(len(x["failed"]) for x in rows), "split": sorted(r["split"])}
@@ -294,7 +299,13 @@ def per_step(data, failed_seeds):
             start = i
         else:
             break
-    return {"unreproduced": False, "every": WINDOW, "steps": length, "failed_seed": f["seed"], "healthy_seeds": [r["seed"] for r in healthy],
+    first = next((i for i, x in enumerate(lag) if x > seeds.FAIL_FLOOR), None)
+    first_end = first
+    while first_end is not None and first_end + 1 < len(lag) and lag[first_end + 1] > seeds.FAIL_FLOOR:
+        first_end += 1
+    return {"first_over": None if first is None else first * WINDOW,
+            "first_over_to": None if first is None else (first_end + 1) * WINDOW,
+            "unreproduced": False, "every": WINDOW, "steps": length, "failed_seed": f["seed"], "healthy_seeds": [r["seed"] for r in healthy],
             "series": series, "lag": lag, "apart_from": None if start is None else start * WINDOW,
             "lag_end": lag[-1], "rerun": f["rerun"], "rerun_max_diff": f["rerun_max_diff"]}
 
@@ -361,6 +372,15 @@ def old_rule(baseline, b, a):
     return out
 
 
+def within_say(c):
+    """seeds.say, but a gap inside its interval is given with its sign and no side:
+    「差 +0.008 ± 0.019（…）：在误差之内，分不出」."""
+    if c["status"] != "within":
+        return seeds.say(c)
+    return (f"差 {numfmt.signed(c['gap'], 3)} ± {numfmt.num(c['half_width'], 3)}（{seeds.seeds_counts(c)}）："
+            f"{seeds.VERDICT['within']}")
+
+
 def primaries(exps, steps_of):
     """Each lesson's primary comparisons, read by v2 in its own experiment and Holm-corrected."""
     out = []
@@ -373,9 +393,13 @@ def primaries(exps, steps_of):
         losses = {n: by_seed(pairs, step, PRIMARY_KEY) for n, pairs in arms.items()}
         cs = seeds.holm([seeds.contrast(r, a, b) for a, b in entry["pairs"]])
         for c in cs:
-            c["say"] = seeds.say(c)
+            c["say"] = within_say(c)
             c["a_name"], c["b_name"] = NAMES.get(c["a"], c["a"]), NAMES.get(c["b"], c["b"])
             c["old"] = old_rule(losses[BASE], losses[c["b"]], losses[c["a"]])
+            A, B = r["healthy"].get(c["a"], {}), r["healthy"].get(c["b"], {})
+            c["welch"] = welch(A.values(), B.values()) if len(A) > 1 and len(B) > 1 else None
+            c["all_runs"] = no_health(losses, c["a"], c["b"])
+            c["two_arm"] = two_arm(losses, c["a"], c["b"])
         out.append({"lesson": entry["lesson"], "experiment": entry["experiment"], "step": step, "contrasts": cs})
     return out
 
@@ -419,6 +443,118 @@ def raffel(data):
             "glue_sd": row["glue_std"], "superglue": row["superglue_mean"], "superglue_sd": row["superglue_std"]}
 
 
+def fisher_two_sided(k1, n1, k2, n2):
+    """Fisher's exact test on k1 of n1 against k2 of n2: the two-sided p (the sum of every table with
+    the same margins no likelier than the one seen). fisher_two_sided(1, 6, 0, 23) -> 0.2069"""
+    k, n = k1 + k2, n1 + n2
+
+    def prob(x):
+        return math.comb(n1, x) * math.comb(n2, k - x) / math.comb(n, k)
+    seen = prob(k1)
+    return sum(prob(x) for x in range(max(0, k - n2), min(k, n1) + 1) if prob(x) <= seen * (1 + 1e-9))
+
+
+def t_quantile_real(df, level=1 - seeds.ALPHA):
+    """t(0.975) at a df that need not be whole (Welch's), by linear interpolation between the
+    neighbouring whole dfs (enough for three decimals of a half-width)."""
+    lo = max(1, int(math.floor(df)))
+    if df <= lo:
+        return seeds.t_quantile(lo, level)
+    a, b = seeds.t_quantile(lo, level), seeds.t_quantile(lo + 1, level)
+    return a + (b - a) * (df - lo)
+
+
+def welch(A, B):
+    """Welch's reading of mean(A) - mean(B) (each arm's own SD): {"gap", "half_width", "df", "measured"}."""
+    A, B = list(A), list(B)
+    va, vb = sd(A) ** 2 / len(A), sd(B) ** 2 / len(B)
+    df = (va + vb) ** 2 / (va ** 2 / (len(A) - 1) + vb ** 2 / (len(B) - 1))
+    h = t_quantile_real(df) * (va + vb) ** 0.5
+    gap = mean(A) - mean(B)
+    return {"gap": gap, "half_width": h, "df": df, "measured": abs(gap) > h}
+
+
+def no_health(losses, a, b):
+    """v2's contrast a - b on these two arms with every run kept (no health check): the pooled SD
+    of all their runs, the simulator's third reading (seeds_sim.no_health)."""
+    usable = {n: losses[n] for n in (a, b) if losses[n]}
+    s, df = seeds.pooled(usable)
+    reading = {"healthy": usable, "failed": {}, "split": {}, "sd": s, "df": df}
+    c = seeds.contrast(reading, a, b)
+    c["say"] = seeds.say(c)
+    return c
+
+
+def two_arm(losses, a, b):
+    """v2's contrast a - b read on these two arms alone (the exercise's setting)."""
+    r = seeds.read({a: losses[a], b: losses[b]})
+    c = seeds.contrast(r, a, b)
+    c["say"] = seeds.say(c)
+    return c
+
+
+def failed_heads(data, failed_seed):
+    """The failed run's attention head measures (failed-run.json) beside seed 0's (attention.json):
+    heads near the prefix average (facts.attention's rule), its strongest previous-token and
+    punctuation heads, the heads that put most weight on the query itself, the mean distance.
+    None without the export or when it measured another seed."""
+    other = data.get(FAILED_RUN)
+    if not other or ATTENTION not in data or other["export_config"]["seed"] != failed_seed:
+        return None
+    from . import attention as att
+    mine, ours = other["measures"], data[ATTENTION]["measures"]
+    blind = mine["prefix_average"]
+
+    def top(heads, m):
+        h = max(heads, key=lambda h: h[m])
+        return {"layer": h["layer"], "head": h["head"], "share": h[m]}
+    selfish = sorted((h for h in mine["heads"] if h["self"] >= SELF_HIGH), key=lambda h: -h["self"])
+    return {"seed": failed_seed, "heads": len(mine["heads"]), "seed0": data[ATTENTION]["model"]["seed"],
+            "near": len(att.near_average(mine["heads"], blind)),
+            "near0": len(att.near_average(ours["heads"], ours["prefix_average"])),
+            "previous": top(mine["heads"], "previous"), "punctuation": top(mine["heads"], "punctuation"),
+            "previous0": top(ours["heads"], "previous"), "punctuation0": top(ours["heads"], "punctuation"),
+            "self_heads": [{"layer": h["layer"], "head": h["head"], "share": h["self"]} for h in selfish],
+            "self_layers": sorted(set(h["layer"] for h in selfish)), "self_rule": SELF_HIGH,
+            "self_max0": max(h["self"] for h in ours["heads"]),
+            "distance": mean(h["distance"] for h in mine["heads"]),
+            "distance0": mean(h["distance"] for h in ours["heads"]), "distance_blind": blind["distance"]}
+
+
+def same_batches(exps, steps_of, seed, key="val_loss"):
+    """Where else the failed seed's number trained (its init and batches): per experiment arm other
+    than the baseline, its loss at the last step and whether v2 finds it healthy there."""
+    out = []
+    for name in ("gating", "attention"):
+        arms = exps.get(name)
+        if not arms:
+            continue
+        r = read(arms, steps_of[name], key)
+        for arm in arms:
+            if arm in (BASE, "linear_ffn"):
+                continue
+            v = by_seed(arms[arm], steps_of[name], key)
+            if seed in v:
+                out.append({"arm": arm, "name": NAMES.get(arm, arm), "loss": v[seed],
+                            "healthy": seed in r["healthy"].get(arm, {})})
+    return out
+
+
+def declared(data, exps, steps_of, primary):
+    """The test declared before seeds 6 and 7 ended: both pass the health check at the last step,
+    and GELU - SwiGLU stays measured. {"seeds", "present", "healthy", "gelu", "passed"}."""
+    have = [s for s in DECLARED_SEEDS if s in dict(exps["ffn"][BASE])]
+    out = {"seeds": list(DECLARED_SEEDS), "present": have, "complete": len(have) == len(DECLARED_SEEDS)}
+    if have:
+        r = read(exps["ffn"], steps_of["ffn"], "val_loss")
+        out["healthy"] = [s for s in have if s in r["healthy"][BASE]]
+        gate = next((p for p in primary if p["lesson"] == "c4/l4"), None)
+        gl = gate["contrasts"][0] if gate else None
+        out["gelu"] = gl["say"] if gl else None
+        out["passed"] = len(out["healthy"]) == len(have) and bool(gl and gl["measured"] and gl["gap"] > 0)
+    return out
+
+
 def noise_facts(data):
     exps = experiments(data)
     ffn = exps["ffn"]
@@ -456,6 +592,12 @@ def noise_facts(data):
     ps = per_step(data, failed_val)
     grow = growth(runs, "val_loss")
     jump = next((i for i, g in enumerate(grow) if g["failed"]), None)
+    primary = primaries(exps, steps_of)
+    arm_sds = [a["sd"] for n in EXPERIMENTS if n in pooled for a in pooled[n]["val_loss"]["arms"] if a["sd"] is not None]
+    robust = {n: {"scale": pooled[n]["val_loss"]["scale"], "six": seeds.FAIL_SCALES * pooled[n]["val_loss"]["scale"],
+                  "ratio": pooled[n]["val_loss"]["scale"] / pooled[n]["val_loss"]["sd"],
+                  "floor_decides": pooled[n]["val_loss"]["threshold"] <= seeds.FAIL_FLOOR + 1e-12}
+              for n in EXPERIMENTS if n in pooled}
     ratios = [pooled[n]["train_loss"]["sd"] / pooled[n]["val_loss"]["sd"] for n in EXPERIMENTS
               if n in pooled and pooled[n]["val_loss"]["sd"]]
     return {
@@ -481,12 +623,26 @@ def noise_facts(data):
                  "others": {"failed": other_failed, "trained": other_trained, "arms": len(others),
                             "interval": exact_interval(other_failed, other_trained) if other_trained else None},
                  "level": LEVEL},
-        "primary": primaries(exps, steps_of),
+        "primary": primary,
+        "arm_sd": {"min": min(arm_sds), "max": max(arm_sds)} if arm_sds else None,
+        "robust_by": robust,
+        "robust_ratio": [min(r["ratio"] for r in robust.values()), max(r["ratio"] for r in robust.values())],
+        "six_range": [min(r["six"] for r in robust.values()), max(r["six"] for r in robust.values())],
+        "floor_everywhere": all(r["floor_decides"] for r in robust.values()),
+        "floor_in_sd": seeds.FAIL_FLOOR / healthy["val_loss"]["sd"],
+        "fisher": fisher_two_sided(failed_base, trained_base, other_failed, other_trained) if other_trained else None,
+        "heads": failed_heads(data, failed_val[0]) if failed_val else None,
+        "same_batches": same_batches(exps, steps_of, failed_val[0]) if failed_val else [],
+        "v2_date": V2_DATE, "declared": declared(data, exps, steps_of, primary),
+        "rerun_seeds": [r["seed"] for r in _baseline.extra_runs(data) if r.get("rerun")],
         "per_step": ps, "per_step_curves": per_step_curves(ps),
         "curves": curves(runs, steps, failed_val, control),
         "sim": {"sd": round(healthy["val_loss"]["sd"], 3),
                 "stall": round(failed[0]["lag_end"]["val_loss"], 2) if failed else None},
         "raffel": raffel(data),
+        # two single runs with no true difference: their gap has SD sqrt(2) sigma, so "within k sigma"
+        # happens with P(|Z| < k / sqrt 2) = erf(k / 2)
+        "raffel_within": math.erf(raffel(data)["within_sd"] / 2) if raffel(data) else None,
         "arms_end": {name: {key: {n: by_seed(pairs, steps_of[name], key) for n, pairs in arms.items()} for key in KEYS}
                      for name, arms in exps.items()},
         "worked": worked(exps, steps_of),

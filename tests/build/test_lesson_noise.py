@@ -166,7 +166,8 @@ def test_the_failed_run_beside_the_content_blind_control(site_dir):
     own = arms["baseline"][worst]
     assert f"种子 {worst} 的验证损失 {own:.3f}，对照的 {len(c)} 个种子在 {c.min():.3f}～{c.max():.3f}" in text
     if c.min() <= own <= c.max():
-        assert "正落在对照中间" in text
+        end = "靠下端" if own - c.min() < (c.max() - c.min()) / 2 else "靠上端"
+        assert f"落在对照的范围里，{end}" in text
 
 
 def test_the_worked_example_is_c3_l1_s_control(site_dir):
@@ -197,7 +198,7 @@ def test_each_experiment_s_pooled_noise(site_dir):
     for name, arms_of in readers.items():
         T, _, _, s, df = v2({n: a for n, a in arms_of(step, "val_loss").items() if a})
         _, _, _, st, _ = v2({n: a for n, a in arms_of(step, "train_loss").items() if a})
-        table = text[text.index("有多个种子的实验有三个"):]
+        table = text[text.index("有多个种子训到第"):]
         row = squeezed(table[table.index(name):])[:200]
         assert f"{T:.3f}{s:.4f}{df}{st:.4f}" in row, (name, row)
 
@@ -210,8 +211,21 @@ def test_every_lesson_s_primary_comparison(site_dir):
     for entry in noise.LESSONS:
         arms = {n: a for n, a in val[entry["experiment"]].items() if a}
         for a, b in entry["pairs"]:
-            said, _ = reading(arms, a, b)
-            assert said in text, (entry["lesson"], a, b)
+            said, measured = reading(arms, a, b)
+            if not measured:  # a gap inside its interval is given with its sign, no side
+                _, _, healthy, s, df = v2(arms)
+                A, B = np.array(list(healthy[a].values())), np.array(list(healthy[b].values()))
+                gap = A.mean() - B.mean()
+                said = f"差 {signed(gap)} ± {T975[df] * s * math.sqrt(1 / len(A) + 1 / len(B)):.3f}"
+            assert said in text, (entry["lesson"], a, b, said)
+            # Welch's interval beside it: each arm its own SD
+            _, _, healthy, _, _ = v2(arms)
+            A, B = np.array(list(healthy[a].values())), np.array(list(healthy[b].values()))
+            va, vb = A.var(ddof=1) / len(A), B.var(ddof=1) / len(B)
+            wdf = (va + vb) ** 2 / (va ** 2 / (len(A) - 1) + vb ** 2 / (len(B) - 1))
+            lo = int(wdf)
+            t = T975[lo] + (T975[lo + 1] - T975[lo]) * (wdf - lo)
+            assert f"{signed(A.mean() - B.mean())} ± {t * math.sqrt(va + vb):.3f}：" in text, (a, b)
 
 
 def test_the_range_only_grows_and_the_interval_narrows(site_dir):
@@ -375,3 +389,31 @@ def test_a_rerun_that_is_not_the_same_run_is_not_drawn_as_it():
     facts, md = render(data)
     assert facts["noise"]["per_step"]["unreproduced"] and facts["noise"]["per_step_curves"] is None
     assert "不是同一次训练" in md and md.count('data-widget="seed-curves"') == 1
+
+
+def test_the_failed_run_s_attention_heads(site_dir):
+    """The failed run's heads (failed-run.json) beside seed 0's (attention.json): none near the prefix
+    average, layer-1 heads on the query itself, the mean distance; and the failure rate by Fisher."""
+    text = text_of(site_dir)
+    mine = load("real-model/attention/failed-run.json")["measures"]
+    ours = load("real-model/attention/attention.json")["measures"]
+    selfish = sorted((h["self"] for h in mine["heads"] if h["self"] >= 0.3), reverse=True)
+    assert "、".join(f"{x:.3f}" for x in selfish) in text
+    assert f"放在自己身上最多的也只有 {max(h['self'] for h in ours['heads']):.3f}" in text
+    dist = np.mean([h["distance"] for h in mine["heads"]])
+    dist0 = np.mean([h["distance"] for h in ours["heads"]])
+    assert f"平均 {dist:.1f} 个 token，种子 0 {dist0:.1f}，前缀平均 {mine['prefix_average']['distance']:.1f}" in text
+    assert "学习率预热多长" not in text and "这很像注意力没学起来" not in text
+    # Fisher's exact test, the baseline's failures against every other arm's (three or more runs)
+    step = last_step()
+    _, failed, _, _, _ = v2(ffn_arms(step, "val_loss"))
+    n1, k1 = len(baseline_pairs()), len(failed["baseline"])
+    m = re.search(r"Fisher 精确检验比 (\d+) 次里 (\d+) 次和 (\d+) 次里 (\d+) 次，p = ([\d.]+)", text)
+    if k1:
+        assert m, "the failure rate is compared by Fisher's test"
+        n2, k2 = int(m.group(3)), int(m.group(4))
+        assert (int(m.group(1)), int(m.group(2))) == (n1, k1)
+        k, n = k1 + k2, n1 + n2
+        prob = [math.comb(n1, x) * math.comb(n2, k - x) / math.comb(n, k) for x in range(0, min(k, n1) + 1)]
+        p = sum(q for q in prob if q <= prob[k1] * (1 + 1e-9))
+        assert m.group(5) == f"{p:.2f}"

@@ -11,9 +11,9 @@
 # 把 ④ 第 1 步写成代码：`health(arms)`。`arms` 是一个字典，每个臂一个列表，列表里是这个臂每次训练在同一步的损失。返回列表 `[T, failed]`：
 #
 # - `T`：门槛。每次训练的残差是它的损失减本臂的**中位数**；只用至少有 3 次训练的臂，把这些残差的绝对值取中位数，乘 {{ N.robust }}，得到稳健尺度；$T = \max({{ N.fail_scales }} \times \text{尺度},\ {{ N.fail_floor }})$。没有哪个臂够 3 次训练时，$T = {{ N.fail_floor }}$；
-# - `failed`：每个臂一项，是残差**大于** $T$ 的训练在列表里的位置（从 0 数起，从小到大）；没有失败的臂给空列表。
+# - `failed`：一个字典 `{臂名: [位置, ...]}`，每个臂一项，是残差**大于** $T$ 的训练在列表里的位置（从 0 数起，从小到大）；没有失败的臂给空列表。
 #
-# 写对了，给出的 `example`（⑤ 的两个臂）得到 $T = {{ r[0] | num(3) }}$，失败的是基线的第 {{ r[1].baseline | join("、") }} 项。检查还会换别的臂：有的没有失败，有的只有两次训练。
+# 写对了，给出的 `example`（⑤ 的两个臂）得到 $T = {{ r[0] | num(3) }}$，{%- set bk = w.losses.baseline.keys() | list %}失败的是基线列表里{% for i in r[1].baseline %}位置 {{ i }}（种子 {{ bk[i] }}）{{ "、" if not loop.last }}{% endfor %}，即 `failed` 是 `{"baseline": {{ r[1].baseline }}, "control": {{ r[1].control }}}`。检查还会换别的臂：有的没有失败，有的只有两次训练。
 
 # %% starter
 def median(xs):

@@ -14,7 +14,9 @@
 # - `gap`：臂 `a` 的平均减臂 `b` 的平均；
 # - `h`：区间的半宽 $t_{0.975,\,df} \cdot s \cdot \sqrt{1/n_a + 1/n_b}$。$t$ 值查给出的表：`t975[df]` 就是 $t_{0.975,\,df}$（`t975[0]` 不用）。
 #
-# 写对了，给出的 `example`（C4 第 4 课门控实验第 {{ facts.noise.step_of.gating | num }} 步的验证损失：GELU 的 {{ ex.GELU | length }} 次训练、SwiGLU 基线的 {{ ex.SwiGLU | length }} 次健康训练，只用这两个臂估噪声）得到 $s = {{ r[0] | num(4) }}$、$df = {{ r[1] }}$、差 ${{ r[2] | num(3) }} \pm {{ r[3] | num(3) }}$。检查还会换别的臂和种子数，包括只有一次训练的臂。
+# 写对了，给出的 `example`（C4 第 4 课门控实验第 {{ facts.noise.step_of.gating | num }} 步的验证损失：GELU 的 {{ ex.GELU | length }} 次训练、SwiGLU 基线的 {{ ex.SwiGLU | length }} 次健康训练，只用这两个臂估噪声）得到 $s = {{ r[0] | num(4) }}$、$df = {{ r[1] }}$、差 ${{ r[2] | num(3) }} \pm {{ r[3] | num(3) }}$。{%- set gate = (facts.noise.primary | selectattr("lesson", "equalto", "c4/l4") | first) %}{% set gl = gate.contrasts[0] %}这里的 $h$ 比页面上的 ±{{ gl.half_width | num(3) }} 宽：页面用门控实验全部 {{ facts.noise.pooled.gating.val_loss.arms | length }} 个臂合并估噪声（$df = {{ gl.df }}$），这里只用两个臂（$df = {{ r[1] }}$），$s$ 不同，$t$ 也更大。检查还会换别的臂和种子数，包括只有一次训练的臂。
+#
+# 再回答这一课的问题：把失败的种子{{ failed | join("、") }}**留在** SwiGLU 里，用同一个 `read` 再读一次 GELU 减 SwiGLU，会得到 ${{ gl.all_runs.gap | signed(3) }} \pm {{ gl.all_runs.half_width | num(3) }}$：分不出；剔除它，是 ${{ r[2] | signed(3) }} \pm {{ r[3] | num(3) }}$：测到。
 
 # %% starter
 import math
