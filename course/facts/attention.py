@@ -262,8 +262,19 @@ def failed_run_heads(control, other):
         return None
     heads, blind = other["measures"]["heads"], other["measures"]["prefix_average"]
     _, names = named_heads(heads, blind)
-    return {"seed": cfg["seed"], "heads": len(heads), "near": near_average(heads, blind),
-            "named_count": sum(1 for n in names.values() if n)}
+    out = {"seed": cfg["seed"], "heads": len(heads), "near": near_average(heads, blind),
+           "named_count": sum(1 for n in names.values() if n),
+           "previous": strongest(heads, "previous"), "punctuation": strongest(heads, "punctuation"),
+           "distance": sum(h["distance"] for h in heads) / len(heads), "blind_distance": blind["distance"]}
+    # Where it differs from a healthy run: the weight its first layer's heads put on the query itself.
+    out["first_layer_self"] = [h["self"] for h in heads if h["layer"] == 1]
+    return out
+
+
+def self_weights(heads):
+    """The first layer's weights on the query itself, and the largest over every head."""
+    return {"first_layer": [h["self"] for h in heads if h["layer"] == 1], "max": max(h["self"] for h in heads),
+            "distance": sum(h["distance"] for h in heads) / len(heads)}
 
 
 def attention_facts(doc, card=None, extra=None, failed_run=None):
@@ -290,6 +301,7 @@ def attention_facts(doc, card=None, extra=None, failed_run=None):
         "failed_heads": None,
         "seeds_phrase": seeds_phrase,
         "near": near_average(heads, blind), "near_rule": {"share": NEAR_SHARE, "distance": NEAR_DISTANCE},
+        "self_weights": self_weights(heads),
         "in_passages": passage_queries(doc, best["previous"]["layer"], best["previous"]["head"]),
         "init": init_scores(card, doc["model_config"]["head_dim"]) if card else None,
         "open_query": typical_query(doc, best["previous"]["layer"], best["previous"]["head"]),
