@@ -63,6 +63,8 @@ def tokenizer_facts(data):
         row["embedding_share"] = row["embedding"] / (rest + row["embedding"])
         # The 128 bytes 0x80-0xFF are fragments on their own; the rest of the fragments are merges.
         row["merged_fragments"] = r["fragment_tokens"] - 128
+        # han: the token holds a Han character (punctuation runs alone would survive a GPT-2 regex pre-split)
+        row["top_words"] = [dict(w, han=any("\u4e00" <= c <= "\u9fff" for c in w["text"])) for w in r["top_words"]]
         rows.append(row)
     by_size = {r["vocab_size"]: r for r in rows}
     ours = [r for r in rows if r["is_ours"]]
@@ -126,35 +128,32 @@ def one_byte(rows):
 def fragment_kinds(enc):
     """Our vocabulary's merged byte fragments by what they hold: `half` (part of one character, no whole
     one), `punct` (whole punctuation, then the first bytes of the next character; `punct_texts` the
-    punctuation), `word` (a whole non-punctuation character, then part of the next; `word_texts`)."""
+    punctuation), `word` (a whole character with part of a neighbour; `word_texts` the whole characters,
+    `word_after` whether every one of them comes after the partial bytes, i.e. carries the end of the
+    character before it)."""
     if enc is None:
         return None
     bt = load_model("bpe-tokenizer")
     t = bt.tables(enc)
-    half, punct, word, punct_texts, word_texts = 0, 0, 0, [], []
+    half, punct, word, punct_texts, word_texts, after = 0, 0, 0, [], [], True
     for tid in range(256, t["V"]):
         piece = t["pieces"][tid]
         if bt.is_text(piece):
             continue
-        lead = ""
-        i = 0
-        while i < len(piece):  # the whole characters at the start
-            n = bt.utf8_length(piece[i])
-            if n == 0 or i + n > len(piece) or not bt.is_text(piece[i:i + n]):
-                break
-            lead += piece[i:i + n].decode("utf-8")
-            i += n
-        if not lead:
+        shown = bt.piece_text(t, tid)
+        whole = shown.replace("\ufffd", "")
+        if not whole:
             half += 1
-        elif all(not c.isalnum() for c in lead):
+        elif all(not c.isalnum() for c in whole) and not shown.startswith("\ufffd"):
             punct += 1
-            if lead not in punct_texts:
-                punct_texts.append(lead)
+            if whole not in punct_texts:
+                punct_texts.append(whole)
         else:
             word += 1
-            word_texts.append(lead)
+            word_texts.append(whole)
+            after = after and shown.startswith("\ufffd")
     return {"half": half, "punct": punct, "word": word, "punct_texts": punct_texts, "word_texts": word_texts,
-            "total": half + punct + word}
+            "word_after": after, "total": half + punct + word}
 
 
 def encoder(doc, vocab):

@@ -176,19 +176,66 @@ def test_the_neighbours_are_the_exports(site_dir):
     doc = json.loads(NEIGHBOURS.read_text(encoding="utf-8"))
     rows = rows_of_table(site_dir, "token")
     singles = [q for q in doc["queries"] if q["single"]]
-    assert [r[0] for r in rows] == [q["text"] for q in singles]
+    assert [r[0] for r in rows] == ["「" + q["text"] + "」" for q in singles]
     bt = load_model("bpe-tokenizer")
     for cells, q in zip(rows, singles):
         for n, shown in zip(q["neighbours"], cells[1].split("、")):
             piece = bytes.fromhex(bt.token_info(ENC, n["id"])["hex"].replace(" ", ""))
             alone = piece.decode("utf-8", errors="replace").replace("\n", "↵")
-            assert shown == f"{alone} {n['cosine']:.2f}"
+            assert shown == f"「{alone}」{n['cosine']:.2f}"
     assert f"种子 {doc['run']['seed']}" in text
+    st = doc.get("stats")
+    if st:  # the cosine scale over seen tokens, the never-seen rows' norms, the chance rate
+        seen = st["pairs_seen"]["trained"]
+        assert f"中位数 {seen['median']:.2f}，99% 的对低于 {seen['p99']:.2f}" in text
+        never = st["norms"]["never_seen"]
+        assert f"从训练前平均 {never['init_norm']:.2f} 变成 {never['trained_norm']:.2f}" in text
+        assert f"高于 0.9 的有 {st['tail']['pairs_over_0_9']:,} 对" in text
+        top = max(st["book_shares"].values())
+        assert f"{top * 100:.1f}% 标的是" in text
+    if doc.get("check"):
+        assert f"种子 {doc['check']['seed']}（验证损失 {doc['check']['val_loss']:.3f}）" in text
+    assert "意思相近、用法相近的 token 在嵌入表里靠到了一起" not in text
+    assert "很少被更新：" not in text and "它们那一行在训练里很少被更新" not in text
+
+
+def test_cut_characters_are_told_apart_from_missing_ones(site_dir):
+    """The page's 「没有自己的 token」 is vocabulary membership; in-vocabulary characters cut in context are
+    a second clause; the shares in context and in the vocabulary are both the export's."""
+    text = text_of(site_dir)
+    bt = load_model("bpe-tokenizer")
+    t = bt.tables(ENC)
+    for c in bt.stats(ENC, SWEEP["model_card"]["sample"]["text"])["missing_chars"]:
+        assert c.encode("utf-8") not in t["entries"]
+    assert "「王」在词表里有自己的 token，这里被前面的「，」带走了" in text
+    ours = next(r for r in SWEEP["rows"] if r["is_ours"])
+    if "whole_occurrence_share" in ours:
+        assert f"在句子里真正完整的是 {ours['whole_occurrence_share'] * 100:.1f}%" in text
+        assert f"另有 {ours['cut_single_occurrences']:,} 次" in text
+    # the merged fragments by kind, recomputed from the encoder
+    half = punct = word = 0
+    for tid in range(256, t["V"]):
+        p = t["pieces"][tid]
+        if bt.is_text(p):
+            continue
+        shown = p.decode("utf-8", errors="replace")
+        whole = shown.replace("\ufffd", "")
+        if not whole:
+            half += 1
+        elif all(not ch.isalnum() for ch in whole) and not shown.startswith("\ufffd"):
+            punct += 1
+        else:
+            word += 1
+    assert half + punct + word == next(r for r in SWEEP["rows"] if r["is_ours"])["fragment_tokens"] - 128
+    assert f"{half:,} 个是一个字的前几个字节（半个字），{punct:,} 个是" in text
+    assert f"有 {punct} 个条目解出来看着一样" in text
+    assert "简体字、英文、表情符号，这张表都没有" not in text
+    assert "简体现代文" not in text and "大一些更划算" not in text
 
 
 def test_the_exercises_and_the_widget_are_on_the_page(site_dir):
     html = page(site_dir)
-    for exercise in ("merge-step", "tokens-per-char"):
+    for exercise in ("merge-step", "decode-spelling"):
         assert f'data-exercise="c1/l1/{exercise}"' in html
     assert 'data-widget="bpe-tokenizer"' in html
 
