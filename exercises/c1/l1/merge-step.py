@@ -37,15 +37,15 @@ def merge_once(tokens):
     if not counts:
         return list(tokens)
     best = max(counts, key=lambda p: (counts[p], -first[p]))
-    out, i = [], 0
+    merged, i = [], 0
     while i < len(tokens):
         if i + 1 < len(tokens) and (tokens[i], tokens[i + 1]) == best:
-            out.append(tokens[i] + tokens[i + 1])
+            merged.append(tokens[i] + tokens[i + 1])
             i += 2
         else:
-            out.append(tokens[i])
+            merged.append(tokens[i])
             i += 1
-    return out
+    return merged
 
 
 print(merge_once(list("曹操曰：「諾。」曹操笑曰：「諾。」")))
