@@ -652,7 +652,9 @@ def run_command(corpus: str, out: str, work: str, overrides: list[str], command:
     n_runs = len(plan)
     jobs = 1 if cuda else max(1, min(all_cfg.jobs, n_runs))
     threads = max(1, (os.cpu_count() or 1) // jobs) if not cuda else 0
-    timing["config"] = {**asdict(all_cfg), "jobs_resolved": jobs, "threads_per_run": threads}
+    # extra_seeds never reaches here (it returns above), so the card records the settings a full run used.
+    full = {k: v for k, v in asdict(all_cfg).items() if k != "extra_seeds"}
+    timing["config"] = {**full, "jobs_resolved": jobs, "threads_per_run": threads}
     # Provenance as of now, when this process has loaded lab/: a commit made while the
     # runs train must not be credited with them.
     timing["command"] = command

@@ -394,6 +394,9 @@ def neighbours_export(cfg: Config, work: Path, card: dict) -> dict | None:
     w_t, w_0 = trained.embed.weight.detach().double(), init.embed.weight.detach().double()
 
     def norms(mask):
+        # A group with no tokens (a small corpus sees every token, or none 1,000 times) has no mean: None, not NaN.
+        if not mask.any():
+            return {"tokens": 0, "init_norm": None, "trained_norm": None, "change_norm": None}
         return {"tokens": int(mask.sum()), "init_norm": float(w_0[mask].norm(dim=1).mean()),
                 "trained_norm": float(w_t[mask].norm(dim=1).mean()),
                 "change_norm": float((w_t[mask] - w_0[mask]).norm(dim=1).mean())}
@@ -412,7 +415,7 @@ def neighbours_export(cfg: Config, work: Path, card: dict) -> dict | None:
         "pairs_seen": {k: common.sig_all(spread(units[k][seen]), 4) for k in ("trained", "init")},
         "norms": {"never_seen": common.sig_all(norms(never), 4),
                   "seen_over_1000": common.sig_all(norms(torch.tensor(counts > 1000)), 4)},
-        "never_seen_median_cosine": round(float(torch.quantile(nv_cos.float(), 0.5)), 4),
+        "never_seen_median_cosine": round(float(torch.quantile(nv_cos.float(), 0.5)), 4) if len(nv_cos) else None,
         "tail": {"pairs_over_0_9": int(high.sum()) // 2, "tokens": int(in_high.sum()),
                  "never_seen": int((in_high & never).sum())},
         "book_shares": {f: sum(1 for i in seen_ids if labels[i] == f) / len(seen_ids) for f in files},
