@@ -22,7 +22,7 @@ class ModelConfig:
     d_model: int = 256  # residual stream width d
     d_ff: int = 688  # FFN intermediate size; 0 = no FFN (attention-only blocks)
     ffn: str = "swiglu"  # "swiglu"; "linear" (down(up(x)), no activation: the non-linearity ablated); the gating
-    #                    lesson's "relu" / "gelu" (down(act(up(x))), two matrices) and "bilinear" (SwiGLU without SiLU)
+    #                    lesson's "relu" / "gelu" / "silu" (down(act(up(x))), two matrices) and "bilinear" (SwiGLU without SiLU)
     rope_base: float = 10000.0  # RoPE frequency base
     dropout: float = 0.0  # on both residual writes (attention dropout would force SDPA's slow path)
     norm_eps: float = 1e-5  # RMSNorm epsilon
@@ -88,8 +88,9 @@ GATING_VARIANTS = {
     "gelu_ffn": {"ffn": "gelu", "d_ff": 1032},  # two matrices of 1,032: 2 x 256 x 1,032 = 3 x 256 x 688
     "bilinear_ffn": {"ffn": "bilinear"},  # (x W_gate) * (x W_up), no activation: the gate alone (Shazeer 2020)
     "relu_ffn": {"ffn": "relu", "d_ff": 1032},  # the original Transformer's FFN at the same count
+    "silu_ffn": {"ffn": "silu", "d_ff": 1032},  # SwiGLU's activation without its gate: gate vs activation apart
 }
-FFN_KINDS = ("swiglu", "linear", "relu", "gelu", "bilinear")
+FFN_KINDS = ("swiglu", "linear", "relu", "gelu", "bilinear", "silu")
 NORM_PLACES = ("pre", "post", "none")
 NORM_KINDS = ("rms", "layer")
 NORM_GAINS = ("g", "1+w")
@@ -279,7 +280,7 @@ def make_ffn(cfg: ModelConfig) -> nn.Module | None:
         return None
     return {"swiglu": lambda: SwiGLU(cfg), "bilinear": lambda: SwiGLU(cfg, gate_act=None),
             "linear": lambda: LinearFFN(cfg), "relu": lambda: LinearFFN(cfg, F.relu),
-            "gelu": lambda: LinearFFN(cfg, F.gelu)}[cfg.ffn]()
+            "gelu": lambda: LinearFFN(cfg, F.gelu), "silu": lambda: LinearFFN(cfg, F.silu)}[cfg.ffn]()
 
 
 def add_write(x, write, skip: bool, grad: bool):

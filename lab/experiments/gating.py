@@ -51,11 +51,13 @@ DESCRIPTIONS = {
     "gelu_ffn": "GELU FFN (exact, erf), two matrices of width 1,032: the baseline's FFN parameter count",
     "bilinear_ffn": "Bilinear FFN: (x W_gate) * (x W_up), no activation, width 688 (SwiGLU without SiLU)",
     "relu_ffn": "ReLU FFN, two matrices of width 1,032: the original Transformer's FFN at the same count",
+    "silu_ffn": "SiLU FFN, two matrices of width 1,032: SwiGLU's activation without its gate, at the same count",
 }
 assert list(DESCRIPTIONS) == list(GATING_VARIANTS)
 FFN_FORMULAS = {
     "swiglu": "down(silu(x W_gate) * (x W_up))", "bilinear": "down((x W_gate) * (x W_up))",
     "gelu": "down(gelu(x W_up)), gelu exact: x * Phi(x)", "relu": "down(relu(x W_up))",
+    "silu": "down(silu(x W_up)), silu: x * sigmoid(x)",
 }
 FP16_MAX = torch.finfo(torch.float16).max  # 65504
 BF16_MAX = torch.finfo(torch.bfloat16).max  # 3.39e38
