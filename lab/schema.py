@@ -34,14 +34,15 @@ MECHANISM_FILE = "residual/mechanism.json"  # its mechanism runs, beside it (lab
 NORM_FILE = "norm/norm.json"  # the norm experiment, data/real-model/norm/ (lab/norm.py)
 GATING_FILE = "gating/gating.json"  # the gating experiment, data/real-model/gating/ (lab/experiments/gating.py)
 GATING_SEEDS_FILE = "gating/seeds.json"  # its extra seeds, beside it (the same module, extra_seeds=)
+GATING_ARMS_FILE = "gating/arms.json"  # variants added after it, every seed (the same module, arm=)
 ATTENTION_FILE = "attention/attention.json"  # the attention export, data/real-model/attention/ (lab/experiments/attention.py)
 ATTENTION_FAILED_FILE = "attention/failed-run.json"  # the same measures of the run v2's health check flags (seed=4 file=failed-run.json)
 BASELINE_SEEDS_FILE = "baseline-seeds.json"  # the baseline's later seeds, beside ablation.json (ffn, extra_seeds=)
 TOKENIZER_SWEEP_FILE = "tokenizer/sweep.json"  # the vocabulary sweep, data/real-model/tokenizer/ (lab/experiments/tokenizer.py)
 TOKENIZER_FILE = "tokenizer/tokenizer.json"  # our tokenizer in compact form, for the page's encoder (the same module)
 TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embedding neighbours (the same module)
-EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, ATTENTION_FILE,
-           ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE)
+EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
+           ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE)
 
 
 class SchemaError(ValueError):
@@ -77,6 +78,7 @@ MECHANISM_SCHEMA_VERSION = max(schema_for(MECHANISM_FILE)["properties"]["schema_
 NORM_SCHEMA_VERSION = max(schema_for(NORM_FILE)["properties"]["schema_version"]["enum"])
 GATING_SCHEMA_VERSION = max(schema_for(GATING_FILE)["properties"]["schema_version"]["enum"])
 GATING_SEEDS_SCHEMA_VERSION = schema_for(GATING_SEEDS_FILE)["properties"]["schema_version"]["const"]
+GATING_ARMS_SCHEMA_VERSION = schema_for(GATING_ARMS_FILE)["properties"]["schema_version"]["const"]
 
 
 def key_path(parts) -> str:
@@ -154,6 +156,8 @@ def _semantic(name: str, data: dict):
         _semantic_gating(data, fail)
     if name == GATING_SEEDS_FILE:
         _semantic_gating_seeds(data, fail)
+    if name == GATING_ARMS_FILE:
+        _semantic_gating_arms(data, fail)
     if name in (ATTENTION_FILE, ATTENTION_FAILED_FILE):
         _semantic_attention(data, fail)
     if name == "neurons.json":
@@ -334,6 +338,19 @@ def _histories_end(rows: list[dict], key: str, fail):
     for i, r in enumerate(rows):
         if r["history"][-1]["step"] != r["steps_trained"] or r["history"][-1]["val_loss"] != r["val_loss"]:
             fail(f"{key}[{i}].history", "must end at steps_trained with the run's val_loss")
+
+
+def _semantic_gating_arms(data: dict, fail):
+    """What arms.json's schema cannot say; that its arms are not gating.json's is checked where both
+    are read (the lab before training, the site's facts)."""
+    rows = data["seed_runs"]
+    _histories_end(rows, "seed_runs", fail)
+    pairs = [(r["name"], r["seed"]) for r in rows]
+    if len(set(pairs)) != len(pairs):
+        fail("seed_runs", f"a (variant, seed) appears twice: {pairs}")
+    for i, r in enumerate(rows):
+        if r["name"] == "baseline":
+            fail(f"seed_runs[{i}].name", "the baseline's seeds are the FFN experiment's (ablation.json)")
 
 
 def _semantic_gating_seeds(data: dict, fail):

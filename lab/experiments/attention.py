@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from lab import schema, train
 from lab.experiments.common import (check_same_settings, git_lab_commit, load_model, portable_config, provenance,
                                     run_dir as run_path, train_runs)
-from lab.model import ATTENTION_VARIANTS
+from lab.model import ATTENTION_VARIANTS, GPT
 from lab.experiments.ffn import is_fragment, run_record, show
 from lab.model import apply_rope
 
@@ -61,11 +61,13 @@ class Config:
     max_tokens: int = 26
     windows: int = 0  # measure over the first N windows of the book's validation tokens (0 = all of them)
     threads: int = 0  # torch's CPU threads (0 = torch's default)
-    control: str = "prefix_mean"  # the lesson's control (lab/model.py ATTENTION_VARIANTS); "" = none
+    control: str = "prefix_mean"  # the lesson's control (lab/model.py ATTENTION_VARIANTS); "" = none; "keep" = the
+    #                                control block of the export being replaced, checked to pair with this run
     control_seeds: int = 5  # its seeds 0..n-1 (the baseline's five), trained here when missing (resumable)
     progress: bool = True  # the control runs' progress bars
     command: str = ""  # the command to record (default: this process's command line)
     file: str = "attention.json"  # failed-run.json: the same measures of the run v2 flags as failed (seed=4 control=)
+    fit_iters: int = 500  # L-BFGS iterations of each head's best position-only weights (content)
 
 
 def token_texts(pieces: list[bytes], ids: list[int]) -> list[dict]:
@@ -97,10 +99,16 @@ def book_range(meta: dict, book: str, n_val: int) -> tuple[int, int]:
 
 class AttentionCapture:
     """Forward hooks on every block's attention: each pass's weights, (n_layer, H, T, T), recomputed from
-    the module's input as Attention.forward computes them, and checked against the module's output."""
+    the module's input as Attention.forward computes them, and checked against the module's output.
 
-    def __init__(self, model):
+    replace {layer index: [head index, ...]}: those heads' weights become the prefix average (1/(t+1) on
+    every key j <= t) and the module's output is recomputed with them (the knockout); keep=False stores
+    nothing (a batch of windows); scores=True also stores each pass's scores q.k / sqrt(hs), (H, T, T)."""
+
+    def __init__(self, model, replace=None, keep=True, scores=False):
         self.weights = [None] * len(model.blocks)
+        self.scores = [None] * len(model.blocks)
+        self.replace, self.keep, self.keep_scores = replace or {}, keep, scores
         self.handles = [b.attn.register_forward_hook(self.hook(i)) for i, b in enumerate(model.blocks)]
 
     def hook(self, layer):
@@ -116,7 +124,17 @@ class AttentionCapture:
             w = F.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)  # (B, H, T, T)
             y = (w @ v).transpose(1, 2).reshape(B, T, C)  # (B, T, C)
             assert torch.allclose(module.proj(y), output, atol=1e-5), "recomputed attention differs from the module's"
-            self.weights[layer] = w[0].detach()  # (H, T, T)
+            if self.keep:
+                self.weights[layer] = w[0].detach()  # (H, T, T)
+            if self.keep_scores:
+                self.scores[layer] = scores[0].detach()  # (H, T, T)
+            heads = self.replace.get(layer)
+            if not heads:
+                return None  # the module's own output
+            w = w.clone()
+            w[:, heads] = (causal / causal.sum(-1, keepdim=True)).to(w.dtype)  # (T, T) the prefix average
+            y = (w @ v).transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+            return module.proj(y)  # (B, T, C) replaces the module's output
         return fn
 
     def remove(self):
@@ -185,6 +203,167 @@ def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tupl
              for l in range(L) for h in range(H)]
     return {"heads": heads, "prefix_average": {m: round(blind[m] / max(n[m], 1), 4) for m in MEASURES},
             "queries": counts}
+
+
+SATURATED = 0.99  # a query whose largest weight is at least this: its softmax is saturated (slope near 0)
+
+
+def positional_fit(by_distance: torch.Tensor, queries_at: torch.Tensor, iters: int = 500) -> tuple[torch.Tensor, float]:
+    """The best position-only weights for each head: one score s(d) per look-back distance d, a query t
+    weighting key j by exp(s(t - j)) renormalised over j = 0..t, fitted to minimise the cross-entropy
+    (equivalently the KL divergence) from the head's own weights summed over every query.
+
+    That objective needs only two sums: by_distance (..., D), the head's weight at each distance summed
+    over the queries, and queries_at (D,), how many queries sit at each position t: it is
+    sum_t queries_at[t] * logsumexp(s[0..t]) - sum_d by_distance[d] * s[d], convex in s. Returns the
+    scores (..., D) and the largest gradient entry per query at the end (near 0: fitted).
+
+    For weights that are themselves position-only (by_distance = [5, 5], queries_at = [0, 10]: ten
+    queries at t = 1, each half on itself), s(0) = s(1): the fit reproduces them.
+    """
+    W = by_distance.double()
+    n = queries_at.double()
+    total = float(n.sum())
+    s = torch.zeros_like(W, requires_grad=True)
+    opt = torch.optim.LBFGS([s], lr=1, max_iter=iters, tolerance_grad=1e-12, tolerance_change=1e-15,
+                            history_size=50, line_search_fn="strong_wolfe")
+
+    def objective():
+        opt.zero_grad()
+        f = ((torch.logcumsumexp(s, dim=-1) * n).sum() - (W * s).sum()) / total
+        f.backward()
+        return f
+
+    opt.step(objective)
+    objective()
+    return s.detach(), float(s.grad.abs().max())
+
+
+def positional_weights(s: torch.Tensor, T: int) -> torch.Tensor:
+    """(..., T, T) the weights of position-only scores s (..., D >= T): row t holds exp(s(t - j)) / sum
+    over j <= t, zero above the diagonal. positional_weights(torch.zeros(2), 2) -> [[1, 0], [0.5, 0.5]]"""
+    t = torch.arange(T)
+    dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T)
+    logits = s[..., dist].masked_fill(t[None, :] > t[:, None], float("-inf"))  # (..., T, T)
+    return F.softmax(logits, dim=-1)
+
+
+def content(model, val: torch.Tensor, windows: list[tuple[int, int]], fit_iters: int = 500) -> dict:
+    """How far each head's weights are from position: over every query t >= 1 of the windows, the mean
+    total-variation distance (half the summed absolute difference: the share of weight that would have
+    to move) between the head's weights and (a) the best position-only weights (positional_fit, over the
+    whole of these windows), (b) the prefix average, (c) the head's own weights averaged per (t, j) over
+    the windows (the best weights that know only where the query and key sit in the window). Two passes:
+    the first sums what the fits need, the second measures."""
+    L, H = len(model.blocks), model.blocks[0].attn.n_head
+    D = max(b - a for a, b in windows)
+    by_distance = torch.zeros(L, H, D, dtype=torch.float64)
+    queries_at = torch.zeros(D, dtype=torch.float64)
+    by_place = torch.zeros(L, H, D, D, dtype=torch.float64)
+    windows_at = torch.zeros(D, dtype=torch.float64)
+    t_all = torch.arange(D)
+    for a, b in windows:
+        w = attention_of(model, val[a:b]).double()  # (L, H, T, T)
+        T = b - a
+        t = t_all[:T]
+        dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T)
+        below = (t[None, :] <= t[:, None]) & (t[:, None] >= 1)  # (T, T) keys j <= t of queries t >= 1
+        by_distance.index_add_(2, dist[below], w[:, :, below])
+        queries_at[1:T] += 1
+        by_place[:, :, :T, :T] += w
+        windows_at[:T] += 1
+    s, grad = positional_fit(by_distance, queries_at, fit_iters)
+    place = by_place / windows_at.clamp(min=1)[:, None]  # (L, H, D, D) mean weight per (t, j)
+    sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in ("position", "prefix", "place", "kl_position")}
+    n = 0
+    for a, b in windows:
+        T = b - a
+        w = attention_of(model, val[a:b]).double()[:, :, 1:]  # (L, H, T-1, T) queries t >= 1
+        fit = positional_weights(s, T)[:, :, 1:]  # (L, H, T-1, T)
+        t = torch.arange(1, T, dtype=torch.float64)
+        prefix = (torch.arange(T)[None, :] <= t[:, None]).double() / (t + 1)[:, None]  # (T-1, T)
+        sums["position"] += 0.5 * (w - fit).abs().sum(-1).sum(-1)
+        sums["prefix"] += 0.5 * (w - prefix).abs().sum(-1).sum(-1)
+        sums["place"] += 0.5 * (w - place[:, :, 1:T, :T]).abs().sum(-1).sum(-1)
+        sums["kl_position"] += torch.where(w > 0, w * (w.clamp(min=1e-300).log() - fit.clamp(min=1e-300).log()),
+                                           torch.zeros_like(w)).sum(-1).sum(-1)
+        n += T - 1
+    heads = [{"layer": l + 1, "head": h + 1, "tv_position": round(float(sums["position"][l, h]) / n, 4),
+              "tv_prefix": round(float(sums["prefix"][l, h]) / n, 4), "tv_place": round(float(sums["place"][l, h]) / n, 4),
+              "kl_position": round(float(sums["kl_position"][l, h]) / n, 4)}
+             for l in range(L) for h in range(H)]
+    fitted = [{"layer": l + 1, "head": h + 1, "scores": [round(float(x), 3) for x in s[l, h] - s[l, h].max()]}
+              for l in range(L) for h in range(H)]
+    return {"heads": heads, "queries": n, "fit_gradient": float(f"{grad:.2g}"), "fitted": fitted}
+
+
+def score_stats(model, val: torch.Tensor, windows: list[tuple[int, int]], factor: float = 1.0) -> dict:
+    """Per head, over every query t >= 1 of the windows: the standard deviation of its scores
+    q.k / sqrt(hs) over the keys it sees (root mean square over queries; a shift common to a row does not
+    change its softmax), its largest weight (mean), the share of queries whose largest weight is at least
+    SATURATED, and the softmax's slope sum_j p_j (1 - p_j) = 1 - sum_j p_j^2 (mean; 1 - 1/(t+1) when the
+    weights are the prefix average, 0 when one key takes everything). factor multiplies the scores first
+    (factor = sqrt(hs): what the same model would give without the division)."""
+    L, H = len(model.blocks), model.blocks[0].attn.n_head
+    sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in ("var", "top", "saturated", "slope")}
+    n = 0
+    for a, b in windows:
+        T = b - a
+        cap = AttentionCapture(model, keep=False, scores=True)
+        try:
+            with torch.no_grad():
+                model(val[a:b][None])
+        finally:
+            cap.remove()
+        sc = torch.stack(cap.scores).double()[:, :, 1:] * factor  # (L, H, T-1, T) queries t >= 1
+        t = torch.arange(1, T)
+        causal = torch.arange(T)[None, :] <= t[:, None]  # (T-1, T)
+        k = causal.sum(-1).double()  # (T-1,) keys each query sees
+        mean = (sc * causal).sum(-1) / k  # (L, H, T-1)
+        sums["var"] += (((sc - mean[..., None]) ** 2 * causal).sum(-1) / k).sum(-1)
+        p = F.softmax(sc.masked_fill(~causal, float("-inf")), dim=-1)  # (L, H, T-1, T)
+        top = p.max(-1).values
+        sums["top"] += top.sum(-1)
+        sums["saturated"] += (top >= SATURATED).double().sum(-1)
+        sums["slope"] += (1 - (p ** 2).sum(-1)).sum(-1)
+        n += T - 1
+    heads = [{"layer": l + 1, "head": h + 1, "score_sd": round(math.sqrt(float(sums["var"][l, h]) / n), 4),
+              "top_weight": round(float(sums["top"][l, h]) / n, 4), "saturated": round(float(sums["saturated"][l, h]) / n, 4),
+              "slope": round(float(sums["slope"][l, h]) / n, 4)}
+             for l in range(L) for h in range(H)]
+    return {"heads": heads, "queries": n}
+
+
+def prefix_average_scores(windows: list[tuple[int, int]]) -> dict:
+    """score_stats' top weight and slope for the prefix average itself (1/(t+1) on every j <= t)."""
+    top = slope = 0.0
+    n = 0
+    for a, b in windows:
+        for t in range(1, b - a):
+            top += 1 / (t + 1)
+            slope += 1 - 1 / (t + 1)
+            n += 1
+    return {"top_weight": round(top / n, 4), "slope": round(slope / n, 4)}
+
+
+def knockout(model, val: torch.Tensor, segment: tuple[int, int], block_size: int) -> dict:
+    """The validation loss over one book's validation tokens (train.evaluate, the loss the runs report per
+    book) of the model as trained, with each head in turn replaced by the prefix average, and with every
+    head replaced at once; no training. 16 heads: 18 passes."""
+    L, H = len(model.blocks), model.blocks[0].attn.n_head
+
+    def loss(replace):
+        cap = AttentionCapture(model, replace=replace, keep=False) if replace else None
+        try:
+            return train.evaluate(model, val, block_size, torch.device("cpu"), segments=[segment])[1][0]
+        finally:
+            if cap:
+                cap.remove()
+
+    intact = loss(None)
+    heads = [{"layer": l + 1, "head": h + 1, "val_loss": round(loss({l: [h]}), 4)} for l in range(L) for h in range(H)]
+    return {"val_loss": round(intact, 4), "heads": heads,
+            "all_heads": round(loss({l: list(range(H)) for l in range(L)}), 4)}
 
 
 def sentences(texts: list[str]) -> list[tuple[int, int]]:
@@ -316,6 +495,18 @@ def export(cfg: Config, invoked: str) -> dict:
     if cfg.windows:
         windows = windows[: cfg.windows]
     measured = measure(model, val, punct_of, windows)
+    contents = content(model, val, windows, cfg.fit_iters)
+    trained_scores = score_stats(model, val, windows)
+    torch.manual_seed(cfg.seed)  # the run's weights at step 0: train.run seeds torch so before building the model
+    init = GPT(mc).eval()
+    hd = mc.d_model // mc.n_head
+    init_scores = {"scaled": score_stats(init, val, windows), "unscaled": score_stats(init, val, windows, math.sqrt(hd))}
+    knock = knockout(model, val, (lo, hi), mc.block_size)
+    result = json.loads((run_dir / "result.json").read_text())
+    by_book = result.get("val_by_book") or {}
+    reported = by_book.get(cfg.book, next(iter(by_book.values())) if len(by_book) == 1 else None)
+    if reported is not None and abs(knock["val_loss"] - reported) > 2e-4:
+        raise AssertionError(f"the knockout's intact loss {knock['val_loss']} is not the run's own {reported} on {cfg.book}")
 
     book_ids = val[lo:hi].tolist()
     chosen, n_cands = pick_passages(book_ids, [vocab[i] for i in book_ids], cfg)
@@ -353,6 +544,30 @@ def export(cfg: Config, invoked: str) -> dict:
                               " distance: the mean of t - j under the weights. prefix_average: the same for weights"
                               " 1/(t+1) on every j <= t."),
                      "windows": len(windows), **measured},
+        "content": {"rule": ("per head, over every query t >= 1 of the same windows, the mean total-variation distance"
+                             " (half the summed absolute difference: the share of weight that would have to move) from the"
+                             " head's weights to: tv_position, the best position-only weights (one score s(d) per look-back"
+                             " distance d, key j of query t weighted exp(s(t - j)) renormalised over j <= t, fitted to the"
+                             " head over every query of these windows by minimising the KL divergence from its weights;"
+                             " kl_position is that divergence, nats); tv_prefix, the prefix average (1/(t+1) on every j <="
+                             " t; itself position-only, so its own tv_position is 0); tv_place, the head's weights averaged"
+                             " per (t, j) over the windows (position in the window, not distance). fitted: each head's"
+                             " s(d), max 0."),
+                    **contents},
+        "scores": {"rule": ("per head, over every query t >= 1 of the same windows: score_sd, the standard deviation of"
+                            " the scores q.k / sqrt(head_dim) over the keys the query sees (root mean square over"
+                            " queries); top_weight, the mean largest weight; saturated, the share of queries whose"
+                            f" largest weight is at least {SATURATED}; slope, the mean of sum_j p_j (1 - p_j) = 1 -"
+                            " sum_j p_j^2. trained: the run measured; init: the same recipe's weights at step 0 (torch"
+                            " seeded with the run's seed, as train.run does), scaled as the model computes them and"
+                            " unscaled (the scores times sqrt(head_dim): no division); prefix_average: the same for"
+                            " weights 1/(t+1)."),
+                   "saturated_at": SATURATED, "trained": trained_scores, "init": init_scores,
+                   "prefix_average": prefix_average_scores(windows)},
+        "knockout": {"rule": (f"the validation loss over {cfg.book}'s validation tokens (train.evaluate, the run's own"
+                              " per-book figure), with one head at a time given the prefix average's weights (1/(t+1) on"
+                              " every j <= t; its values and everything else as trained), and with every head at once;"
+                              " no training"), "book": cfg.book, "tokens": hi - lo, "reported": reported, **knock},
         "passages": passages,
         "selection": {"rule": (f"runs of whole consecutive sentences (each ending with a token holding one of 。！？ or a"
                                " line break whose last character is one of 。！？」』 or a space, after a token that ends the"
@@ -368,14 +583,48 @@ def export(cfg: Config, invoked: str) -> dict:
     return doc
 
 
+KEEP = "keep"  # control=keep: the control block of the export this one replaces, as it is
+
+
+def kept_control(cfg: Config) -> dict:
+    """The control block of the export at out_dir that this run replaces (control=keep): its runs need
+    not be in the work dir (a later work dir may hold other seeds); read before anything is written."""
+    path = Path(cfg.out_dir) / Path(FILES[cfg.file]).name
+    if not path.exists():
+        raise FileNotFoundError(f"control=keep: {path} does not exist, so there is no control block to keep")
+    old = json.loads(path.read_text(encoding="utf-8"))
+    if "control" not in old:
+        raise ValueError(f"control=keep: {path} has no control block")
+    return old["control"]
+
+
+def check_kept(control: dict, model: dict) -> dict:
+    """A kept control block pairs with the run measured: its baseline arm holds this seed with this
+    run's final validation and training loss (the same model, trained again bit for bit or read back)."""
+    base = control["baseline"]
+    if model["variant"] != "baseline" or model["seed"] not in base["seeds"]:
+        raise ValueError(f"control=keep: the kept control's baseline seeds {base['seeds']} do not hold"
+                         f" {model['variant']} seed {model['seed']}")
+    i = base["seeds"].index(model["seed"])
+    got = (model["val_loss"], model["train_loss"])
+    want = (base["val_losses"][i], base["train_losses"][i])
+    if any(abs(a - b) > 1e-9 for a, b in zip(got, want)):
+        raise ValueError(f"control=keep: seed {model['seed']} ends at (val, train) {got} here but {want} in the kept"
+                         " control: not the same model")
+    return control
+
+
 def run_export(cfg: Config, invoked: str = "python -m lab attention") -> dict:
     print("attention config:", json.dumps(asdict(cfg), ensure_ascii=False))
     if cfg.file not in FILES:
         raise SystemExit(f"file={cfg.file!r}; known: {sorted(FILES)}")
-    control = train_control(cfg) if cfg.control and cfg.control_seeds else []
+    kept = kept_control(cfg) if cfg.control == KEEP else None
+    control = train_control(cfg) if cfg.control and cfg.control != KEEP and cfg.control_seeds else []
     doc = export(cfg, invoked)
     if control:
         doc["control"] = control_section(cfg, control)
+    if kept:
+        doc["control"] = check_kept(kept, doc["model"])
     path = schema.write_validated(FILES[cfg.file], doc, cfg.out_dir)
     print(f"attention: wrote {path} ({path.stat().st_size:,} B) in {doc['seconds']} s")
     return doc

@@ -27,6 +27,14 @@ checks their data and settings against gating.json's, and writes out/seeds.json 
 every full variant (a runs= that leaves one out is refused): the site pairs each table row with the
 same baseline seeds. A seeds.json already there, paired with the same gating.json, is added to: its
 other seeds' rows are kept, and its card's `earlier` says which command trained them.
+
+A variant added after gating.json (an arm: the ungated SiLU FFN, which tells the gate from the
+activation) is a third export, out/arms.json, every seed of it including run_seed:
+
+    python -m lab gating --corpus PATH --work DIR --out data/real-model/gating arm=silu_ffn arm_seeds=0,1,2
+
+It checks the corpus and training settings against gating.json's before training, trains the seeds
+one at a time (resumable), and adds them to an arms.json already there (its other rows kept).
 """
 from __future__ import annotations
 
@@ -69,6 +77,8 @@ class Config:
     run_seed: int = 0  # every run's seed (the baseline's full run has seed 0)
     runs: str = ""  # a comma-separated subset of RUNS to train and export ("" = all)
     extra_seeds: str = ""  # "1,2": train these seeds of gating.json's full variants and write seeds.json only
+    arm: str = ""  # "silu_ffn": a variant gating.json does not hold, trained at arm_seeds; writes arms.json only
+    arm_seeds: str = "0,1,2"  # the arm's seeds, each paired with the baseline's same seed
     budget_minutes: int = 60  # new training time; a run that would overrun it is cut to what fits (or not started)
     top_share: float = 1e-4  # the measurement's upper quantile: the value exceeded by this share of entries
     digits: int = 4  # significant digits of exported measurements
@@ -187,6 +197,8 @@ def ffn_ranges(model: GPT, val: torch.Tensor, limits: dict[str, float], share: f
 
 def run(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
     print("gating config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    if cfg.arm:
+        return run_arm(cfg, prep, base, out, invoked)
     if cfg.extra_seeds:
         return run_seeds(cfg, prep, base, out, invoked)
     commit, dirty = common.git_lab_commit()  # the code as this process loaded it
@@ -473,3 +485,110 @@ def build_seeds_export(cfg, extra, first, meta, command, code, kept=([], [], [])
             **({"earlier": earlier} if earlier else {}),
         },
     }
+
+
+# --- later arms: out/arms.json ---------------------------------------------------------------------
+
+
+def arm_seed_list(cfg: Config) -> list[int]:
+    """arm_seed_list(Config(arm="silu_ffn", arm_seeds="0,1,2")) -> [0, 1, 2]"""
+    try:
+        seeds = [int(x) for x in cfg.arm_seeds.split(",") if x]
+    except ValueError:
+        raise SystemExit(f"arm_seeds: expected seeds such as 0,1,2, got {cfg.arm_seeds!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise SystemExit(f"arm_seeds: expected distinct seeds such as 0,1,2, got {cfg.arm_seeds!r}")
+    return seeds
+
+
+def run_arm(cfg: Config, prep: prepare.PrepareConfig, base: train.TrainConfig, out: str, invoked: str) -> dict:
+    """Train `arm_seeds` of the variant `arm`, which gating.json does not hold, and write out/arms.json."""
+    commit, dirty = common.git_lab_commit()
+    if cfg.arm not in GATING_VARIANTS:
+        raise SystemExit(f"arm: unknown {cfg.arm!r}; known: {list(GATING_VARIANTS)}")
+    if cfg.extra_seeds or cfg.runs:
+        raise SystemExit("arm: trains one variant's seeds alone; leave extra_seeds and runs unset")
+    first_path = Path(out) / Path(schema.GATING_FILE).name
+    if not first_path.exists():
+        raise SystemExit(f"arm: {first_path} is missing: an arm is added to an export of the gating experiment")
+    first = json.loads(first_path.read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_FILE, first)
+    if cfg.arm in {r["name"] for r in first["runs"]}:
+        raise SystemExit(f"arm: {first_path} holds {cfg.arm} already: its seeds are extra_seeds=")
+    card = first["model_card"]
+    common.ensure_data(prep)
+    meta = json.loads((Path(base.data_dir) / "meta.json").read_text())
+    if common.corpus_shas(meta["corpus"]) != common.corpus_shas(card["corpus"]):
+        raise SystemExit(f"arm: the work dir's corpus is not {first_path}'s")
+    try:  # before training: a run with other settings would pair with nothing
+        same_as_card(asdict(base), card["configs"]["train"])
+    except ValueError as e:
+        raise SystemExit(f"arm: these training settings differ from {first_path}'s runs: {e}") from None
+    seeds = arm_seed_list(cfg)
+    rows, timing, earlier = kept_arms(Path(out) / Path(schema.GATING_ARMS_FILE).name, first, meta, cfg.arm, seeds, base)
+    work = Path(prep.work_dir)
+    runs = {sd: common.train_runs([replace(base, variant=cfg.arm, seed=sd,
+                                           out_dir=str(common.run_dir(work, cfg.arm, sd)))])[0] for sd in seeds}
+    try:
+        common.check_same_settings(list(runs.values()))
+    except ValueError as e:
+        raise SystemExit(f"an arm's seed differs from the others in its training settings: {e}") from None
+    new = [run_row(cfg.arm, r, False) for r in runs.values()]
+    order = {n: i for i, n in enumerate(GATING_VARIANTS)}
+    rows = sorted(rows + new, key=lambda r: (order[r["name"]], r["seed"]))
+    timing = sorted(timing + common.run_timing(new, 0.0)["runs"], key=lambda t: (order[t["run"]], t["seed"]))
+    r0 = next(iter(runs.values()))
+    choice = (f"seeds {','.join(map(str, seeds))} of {cfg.arm}, each the whole {new[0]['steps_trained']:,}-step"
+              " schedule whatever the budget; one run at a time")
+    if earlier:
+        choice += "; the other rows kept from the earlier arms.json (model_card.earlier says who trained them)"
+    doc = {
+        "schema_version": schema.GATING_ARMS_SCHEMA_VERSION,
+        "metric": first["metric"],
+        "pairs_with": {"file": Path(schema.GATING_FILE).name, "date": card["date"], "run_seed": cfg.run_seed},
+        "seed_runs": rows,
+        "model_card": {
+            "name": f"{card['name']}-arms",
+            **common.provenance(cfg.command or invoked, (commit, dirty)),
+            "hardware": common.hardware(r0, bf16_autocast=r0["bf16_autocast"]),
+            "corpus": meta["corpus"], "split": meta["split"],
+            "budget": {"new_runs_seconds": round(sum(r["wall_seconds"] for r in new), 1), "choice": choice},
+            "timing": {"runs": timing},
+            "configs": common.card_configs(meta, r0["config"], "gating", cfg),
+            **({"earlier": earlier} if earlier else {}),
+        },
+    }
+    write(doc, Path(out), schema.GATING_ARMS_FILE)
+    return doc
+
+
+def kept_arms(path: Path, first: dict, meta: dict, arm: str, seeds: list[int], base) -> tuple:
+    """The rows of an earlier arms.json that this export does not train again, their timings, and who
+    trained them (`earlier`); nothing when there is none or when it pairs with another gating.json."""
+    if not path.exists():
+        return [], [], []
+    old = json.loads(path.read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_ARMS_FILE, old)
+    fc = first["model_card"]
+    if old["pairs_with"] != {"file": Path(schema.GATING_FILE).name, "date": fc["date"], "run_seed": fc["training"]["seed"]}:
+        print(f"arm: {path.name} pairs with another gating.json ({old['pairs_with']}): it is replaced, not added to")
+        return [], [], []
+    card = old["model_card"]
+    if common.corpus_shas(card["corpus"]) != common.corpus_shas(meta["corpus"]):
+        raise SystemExit(f"arm: {path} was trained on another corpus: move it away to start a new one")
+    try:
+        same_as_card(asdict(base), card["configs"]["train"])
+    except ValueError as e:
+        raise SystemExit(f"arm: {path} was trained with other settings: {e}") from None
+    again = {(arm, sd) for sd in seeds}
+    rows = [r for r in old["seed_runs"] if (r["name"], r["seed"]) not in again]
+    timing = [t for t in card["timing"]["runs"] if (t["run"], t["seed"]) not in again]
+    kept = {(r["name"], r["seed"]) for r in rows}
+    before = {(x["name"], x["seed"]) for e in card.get("earlier", []) for x in e["runs"]}
+    earlier = [{**e, "runs": [x for x in e["runs"] if (x["name"], x["seed"]) in kept]} for e in card.get("earlier", [])]
+    earlier += [{"date": card["date"], "command": card["command"], "code": card["code"],
+                 "runs": [{"name": n, "seed": sd} for n, sd in sorted(kept - before)]}]
+    for e in earlier:
+        mine = {(x["name"], x["seed"]) for x in e["runs"]}
+        e["runs_seconds"] = round(sum(t["wall_seconds"] for t in timing if (t["run"], t["seed"]) in mine), 1)
+    return rows, timing, [e for e in earlier if e["runs"]]

@@ -25,7 +25,8 @@ TINY_ARGS = ["vocab_size=300", "val_chapters=2", "steps=4", "batch_size=2", "blo
 def test_each_ffn_computes_its_formula():
     torch.manual_seed(0)
     x = torch.randn(3, 256)
-    for name, act in (("gelu_ffn", lambda u: 0.5 * u * (1 + torch.erf(u / 2 ** 0.5))), ("relu_ffn", F.relu)):
+    for name, act in (("gelu_ffn", lambda u: 0.5 * u * (1 + torch.erf(u / 2 ** 0.5))), ("relu_ffn", F.relu),
+                      ("silu_ffn", lambda u: u * torch.sigmoid(u))):
         ffn = GPT(make_config(**variant_overrides(name))).blocks[0].ffn
         with torch.no_grad():
             assert torch.allclose(ffn(x), act(x @ ffn.up.weight.T) @ ffn.down.weight.T, atol=1e-6), name
@@ -98,7 +99,8 @@ def test_the_export_validates_and_holds_every_run(tiny):
     assert {r["ffn_params_per_layer"] for r in doc["runs"]} == {3 * 256 * 688}
     assert {r["steps_trained"] for r in doc["runs"]} == {4}
     ffns = {m["run"]: m["ffn"] for m in doc["ranges"]["models"]}
-    assert ffns == {"baseline": "swiglu", "gelu_ffn": "gelu", "bilinear_ffn": "bilinear", "relu_ffn": "relu"}
+    assert ffns == {"baseline": "swiglu", "gelu_ffn": "gelu", "bilinear_ffn": "bilinear", "relu_ffn": "relu",
+                    "silu_ffn": "silu"}
     relu = next(m for m in doc["ranges"]["models"] if m["run"] == "relu_ffn")
     assert all(layer["hidden"]["min"] >= 0 and "gate" not in layer for layer in relu["layers"])
     assert doc["ranges"]["fp16_max"] == 65504
@@ -225,3 +227,32 @@ def test_extra_seeds_add_to_an_earlier_seeds_json(tmp_path):
         bad = {**both, "model_card": {**card, "earlier": [{**card["earlier"][0], "seeds": seeds}]}}
         with pytest.raises(schema.SchemaError, match="model_card.earlier"):
             schema.validate(schema.GATING_SEEDS_FILE, bad)
+
+
+def test_a_later_arm_is_its_own_export_of_every_seed(tmp_path):
+    make_corpus(tmp_path / "tiny.txt")
+    args = ["gating", "--corpus", str(tmp_path / "tiny.txt"), "--out", str(tmp_path / "export"), "--work",
+            str(tmp_path / "runs"), *TINY_ARGS]
+    with pytest.raises(SystemExit, match="gating.json is missing"):
+        main([*args, "arm=silu_ffn", "arm_seeds=0,1"])
+    main([*args, "runs=relu_ffn", "budget_minutes=0"])
+    first = (tmp_path / "export" / "gating.json").read_bytes()
+    with pytest.raises(SystemExit, match="holds relu_ffn already"):
+        main([*args, "arm=relu_ffn"])
+    with pytest.raises(SystemExit, match=r"differ from .*'lr': \(0.001, 0.002\)"):
+        main([*args, "arm=silu_ffn", "arm_seeds=0", "lr=0.002"])
+    assert not (tmp_path / "runs" / "silu_ffn-s0").exists()  # refused before training
+    main([*args, "arm=silu_ffn", "arm_seeds=1"])
+    one = json.loads((tmp_path / "export" / "arms.json").read_text(encoding="utf-8"))
+    main([*args, "arm=silu_ffn", "arm_seeds=0"])
+    assert (tmp_path / "export" / "gating.json").read_bytes() == first  # seed 0's export is left as it was
+    doc = json.loads((tmp_path / "export" / "arms.json").read_text(encoding="utf-8"))
+    schema.validate(schema.GATING_ARMS_FILE, doc)
+    assert [(r["name"], r["seed"], r["ffn"], r["steps_trained"]) for r in doc["seed_runs"]] == [
+        ("silu_ffn", 0, "silu", 4), ("silu_ffn", 1, "silu", 4)]
+    assert doc["seed_runs"][1] == one["seed_runs"][0]  # seed 1 kept as the earlier export wrote it
+    assert [e["runs"] for e in doc["model_card"]["earlier"]] == [[{"name": "silu_ffn", "seed": 1}]]
+    assert doc["pairs_with"] == {"file": "gating.json", "date": json.loads(first)["model_card"]["date"], "run_seed": 0}
+    alone = json.loads((tmp_path / "runs" / "silu_ffn-s0" / "result.json").read_text(encoding="utf-8"))
+    assert doc["seed_runs"][0]["val_loss"] == alone["val_loss"]
+    assert str(tmp_path) not in json.dumps(doc)
