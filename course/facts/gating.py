@@ -20,12 +20,13 @@ seeds = common_module("seeds")
 
 KEY = "real-model/gating/gating"
 SEEDS = "real-model/gating/seeds"  # its extra seeds (`extra_seeds=`), when exported
+ARMS_FILE = "real-model/gating/arms"  # variants added after it, every seed (`arm=`), when exported
 CARD = "real-model/model-card"
 CONTROL = "real-model/attention/attention"  # C3 第 1 课's content-blind attention control
-ORDER = ("baseline", "gelu_ffn", "relu_ffn", "bilinear_ffn")  # the page's table: SwiGLU first
+ORDER = ("baseline", "gelu_ffn", "relu_ffn", "silu_ffn", "bilinear_ffn")  # the page's table: SwiGLU first
 LINEAR = "linear_ffn"  # 第 1 课's FFN without activation or gate, in ablation.json
 ARMS = (*ORDER, LINEAR)
-LABELS = {"baseline": "SwiGLU", "gelu_ffn": "GELU", "relu_ffn": "ReLU", "bilinear_ffn": "Bilinear",
+LABELS = {"baseline": "SwiGLU", "gelu_ffn": "GELU", "relu_ffn": "ReLU", "silu_ffn": "SiLU", "bilinear_ffn": "Bilinear",
           LINEAR: "线性 FFN"}
 KEYS = ("train_loss", "val_loss")
 # The comparisons the page reads, a - b: each FFN against SwiGLU; the gate without an activation
@@ -33,12 +34,20 @@ KEYS = ("train_loss", "val_loss")
 # two ungated activations against each other; the product alone against no non-linearity at all.
 PAIRS = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "baseline"),
          ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
-         ("bilinear_ffn", LINEAR), (LINEAR, "baseline"))
+         ("bilinear_ffn", LINEAR), (LINEAR, "baseline"),
+         # The SiLU arm (arms.json) tells the gate from the activation: SiLU - SwiGLU adds the gate and
+         # keeps the activation; Bilinear - SwiGLU keeps the gate and drops the activation.
+         ("silu_ffn", "baseline"), ("silu_ffn", "gelu_ffn"), ("bilinear_ffn", "silu_ffn"))
 # Declared after the runs (post hoc): each ungated FFN against SwiGLU, and the gate without an
 # activation against the worse ungated FFN, on validation loss at the last step.
-PRIMARY = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "gelu_ffn"))
+# Declared before its runs ended (commit of 2026-12-06, while seed 0 of silu_ffn was training): the
+# gate at a fixed activation, SiLU FFN - SwiGLU on validation loss at the last step; predicted: SiLU
+# higher, measured (as GELU - SwiGLU is). Holm-corrected with the post hoc ones.
+DECLARED = (("silu_ffn", "baseline"),)
+DECLARED_PREDICTION = {"pair": "silu_ffn-baseline", "direction": 1, "date": "2026-12-06"}
+PRIMARY = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "gelu_ffn"), *DECLARED)
 PRIMARY_KEY = "val_loss"
-UNGATED = ("gelu_ffn", "relu_ffn")
+UNGATED = ("gelu_ffn", "relu_ffn", "silu_ffn")
 
 
 def at_step(history, step, key):
@@ -280,9 +289,23 @@ def control_facts(doc):
     return {"min": min(losses), "max": max(losses), "seeds": len(losses)}
 
 
-def gating_facts(data, extra, ablation, card, control=None):
+def with_arms(data, extra, arms):
+    """gating.json's runs by name and every other seed's row: seeds.json's, and arms.json's, where
+    each arm's run_seed row (else its lowest seed) stands in the runs for its shape."""
     runs = {r["name"]: r for r in data["runs"]}
-    seed_runs = extra["seed_runs"] if extra else []
+    seed_runs = list(extra["seed_runs"]) if extra else []
+    run_seed = data["model_card"]["training"]["seed"]
+    rows = sorted(arms["seed_runs"] if arms else [], key=lambda r: (r["seed"] != run_seed, r["seed"]))
+    for r in rows:
+        if r["name"] in runs:
+            seed_runs.append(r)
+        else:
+            runs[r["name"]] = r
+    return runs, seed_runs
+
+
+def gating_facts(data, extra, ablation, card, control=None, arms=None):
+    runs, seed_runs = with_arms(data, extra, arms)
     baseline = runs["baseline"]
     steps = [h["step"] for h in baseline["history"]]
     last = steps[-1]
@@ -321,6 +344,8 @@ def gating_facts(data, extra, ablation, card, control=None):
     return {
         "card": tcard,
         "seeds_card": extra["model_card"] if extra else None,
+        "arms_card": arms["model_card"] if arms else None,
+        "declared": declared_result(pair[PRIMARY_KEY]),
         "extra_seeds": sorted({r["seed"] for r in seed_runs}),
         "runs": runs,
         "labels": LABELS,
@@ -376,10 +401,21 @@ def gating_facts(data, extra, ablation, card, control=None):
         "ranges": range_facts(ranges["models"], ranges["limits"], ranges["fp16_max"]),
         "not_trained": [n for n in ORDER if n not in runs],
         "new_minutes": (tcard["budget"]["new_runs_seconds"]
-                        + (extra["model_card"]["budget"]["new_runs_seconds"] if extra else 0)
-                        + sum(e["runs_seconds"] for e in (extra["model_card"].get("earlier", []) if extra else []))) / 60,
+                        + sum(x["model_card"]["budget"]["new_runs_seconds"]
+                              + sum(e["runs_seconds"] for e in x["model_card"].get("earlier", []))
+                              for x in (extra, arms) if x)) / 60,
         "budget_minutes": tcard["budget"]["limit_seconds"] / 60,
     }
+
+
+def declared_result(pairs):
+    """The comparison declared before its runs ended (DECLARED_PREDICTION): its reading, and whether
+    it came out as predicted (measured, after Holm, in the predicted direction); None before its arm."""
+    c = pairs.get(DECLARED_PREDICTION["pair"])
+    if c is None:
+        return None
+    held = c["measured"] and c["direction"] == DECLARED_PREDICTION["direction"]
+    return {**DECLARED_PREDICTION, "reading": c, "held": held}
 
 
 def tokens_per_step(data):
@@ -416,6 +452,24 @@ def check_seeds(extra, first):
                          " train the missing ones (python -m lab gating ... extra_seeds=...)")
 
 
+def check_arms(arms, first):
+    """arms.json must add variants gating.json does not hold, with its corpus, training settings and schedule."""
+    where = "data/real-model/gating/arms.json"
+    if corpus_files(arms["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
+        raise ValueError(f"{where}: its corpus is not gating.json's")
+    mine, theirs = arms["model_card"]["configs"]["train"], first["model_card"]["configs"]["train"]
+    free = ("device", "threads", "progress", "eval_every", "ckpt_every")  # they do not change a trajectory
+    diff = sorted(k for k in mine.keys() | theirs.keys() if k not in free and mine.get(k) != theirs.get(k))
+    if diff:
+        raise ValueError(f"{where}: model_card.configs.train differs from gating.json's in {diff}")
+    last = first["runs"][0]["steps_trained"]
+    held = {r["name"] for r in first["runs"]}
+    for i, r in enumerate(arms["seed_runs"]):
+        if r["name"] in held or r["name"] not in ORDER or r["steps_trained"] != last:
+            raise ValueError(f"{where}: seed_runs[{i}]: {r['name']} seed {r['seed']} is not a variant the page reads"
+                             f" beside gating.json's, trained over its {last:,} steps")
+
+
 def facts(data):
     if KEY not in data:
         return {"gating": None}
@@ -427,5 +481,8 @@ def facts(data):
     extra = data.get(SEEDS)
     if extra:
         check_seeds(extra, data[KEY])
+    arms = data.get(ARMS_FILE)
+    if arms:
+        check_arms(arms, data[KEY])
     return {"gating": gating_facts(data[KEY], extra, _baseline.ablation(data), card,
-                                   control_facts(data.get(CONTROL)))}
+                                   control_facts(data.get(CONTROL)), arms)}
