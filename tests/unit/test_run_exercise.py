@@ -151,3 +151,13 @@ def test_the_time_limit_raised_inside_python_ends_the_run_as_a_timeout(run_exerc
 def test_a_verdict_on_a_huge_wrong_result_is_short(run_exercise):
     result, _, _ = run(run_exercise, "def double(x):\n    return [0.0] * 10**6\n")
     assert "共 1000000 项" in result["verdict"]["message"] and len(result["verdict"]["message"]) < 400
+
+
+@pytest.mark.parametrize("code", ["raise ValueError('x' * 10**7)\n", "exec('a' * 10**6)\n",
+                                  "x = 1\n" + "y = (" * 1 + "'" + "z" * 10**6 + "'\n"])
+def test_a_huge_error_is_cut_to_what_the_page_can_draw(run_exercise, code):
+    """exercise-attacks-2.md rank 2: error text was not capped like output and the verdict."""
+    result, _, _ = run(run_exercise, code)
+    error = result["error"]
+    assert len(error["text"]) < 5_000 and len(error["hint"]) <= run_exercise.MAX_HINT
+    assert error["text"].endswith("\n") and "…" in error["text"] + error["hint"]

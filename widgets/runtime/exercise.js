@@ -16,6 +16,7 @@ const FLUSH_MS = 50; // streamed output is drawn at most this often
 const MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 const RUN_KEYS = MAC ? "⌘+Enter" : "Ctrl+Enter";
 const MAX_SHOWN = 60_000; // characters of output drawn per run, whatever the worker sends (it caps at 50,000)
+const MAX_LINE = 10_000; // characters of one message line (an error's traceback, a note): run_exercise.py cuts them shorter
 
 let editorModule = null; // Promise of the bundled editor, fetched once per visit
 const loadEditor = () => {
@@ -187,7 +188,8 @@ class Exercise {
   }
 
   say(text, kind = "") {
-    this.verdict.textContent = text;
+    text = String(text);
+    this.verdict.textContent = text.length > MAX_LINE ? `${text.slice(0, MAX_LINE - 1)}…` : text;
     this.verdict.dataset.kind = kind;
   }
 
@@ -277,8 +279,8 @@ class Exercise {
   }
 
   // Output arrives in many small pieces: they are drawn together, as text (never as HTML).
-  // The page keeps its own cap (MAX_SHOWN): output posted by student code straight through
-  // js.postMessage bypasses the worker's.
+  // The page keeps its own caps (MAX_SHOWN, MAX_LINE): output or a result posted by student code
+  // straight through js.postMessage bypasses the worker's and run_exercise.py's.
   streamer() {
     let queue = [];
     let timer = null;
@@ -307,8 +309,11 @@ class Exercise {
         timer ??= setTimeout(flush, FLUSH_MS);
       },
       flush,
+      // A message of the runtime's own (an error, a note): cut on its own, so that an error
+      // after a flood of output is still shown, and a huge one cannot freeze the page.
       line: (stream, text) => {
-        queue.push([stream, text]);
+        text = String(text);
+        queue.push([stream, text.length > MAX_LINE ? `${text.slice(0, MAX_LINE - 1)}…\n` : text]);
         flush();
       },
     };

@@ -165,7 +165,7 @@ def _slip(error):
     return None
 
 
-def explain_syntax(error):
+def explain_syntax(error, source_lines=()):
     """One line of Chinese for a SyntaxError (IndentationError and TabError included)."""
     line = error.lineno
     found = _slip(error)
@@ -192,14 +192,19 @@ def explain_syntax(error):
     return f"第 {line} 行不是合法的 Python（{error.msg}）。"
 
 
+def _name(name):
+    """A name as a hint quotes it: a name of a million characters is cut."""
+    return name if len(name) <= 40 else name[:39] + "…"
+
+
 def explain(error):
     """One line of Chinese for an error raised while the code ran, or '' when there is none to add."""
     if isinstance(error, RecursionError):
         return "递归太深：函数一直在调用自己。检查停下来的条件（比如 n == 0 时直接返回）。"
     if isinstance(error, ModuleNotFoundError):
-        return f"浏览器里的 Python 只有标准库，没有 {error.name}。"
+        return f"浏览器里的 Python 只有标准库，没有 {_name(str(error.name))}。"
     if isinstance(error, NameError):
-        return (f"名字 {error.name} 还没有定义：检查拼写（大小写不同就是不同的名字），以及它是否在使用之前就赋值了。"
+        return (f"名字 {_name(error.name)} 还没有定义：检查拼写（大小写不同就是不同的名字），以及它是否在使用之前就赋值了。"
                 if getattr(error, "name", None) else "")
     if isinstance(error, ZeroDivisionError):
         return "除数是 0。"
@@ -215,25 +220,51 @@ def _own_frames(tb):
     return [frame for frame in traceback.extract_tb(tb) if frame.filename == FILENAME]
 
 
+# What an error may show, like the output (worker.js) and the verdict (MAX_VERDICT): a message of
+# ten million characters (`raise ValueError(big)`) once froze the page for seconds.
+MAX_ERROR_LINE = 300  # characters of one line of the student's code in a traceback
+MAX_ERROR_MESSAGE = 2_000  # characters of the exception's own text (its type and message)
+MAX_HINT = 600  # characters of the Chinese line under it
+
+
+def _cut(text, limit):
+    """`text` cut to about `limit` characters, saying so; a final newline is kept.
+
+    >>> _cut("x" * 10 + "\n", 4)
+    'xxx…（共 11 个字符，后面省略）\n'
+    """
+    if len(text) <= limit:
+        return text
+    end = "\n" if text.endswith("\n") else ""
+    return f"{text[:limit - 1]}…（共 {len(text):,} 个字符，后面省略）{end}"
+
+
+def _exception_text(error):
+    try:
+        return "".join(traceback.format_exception_only(type(error), error))
+    except Exception:  # a message whose __str__ raises is handled by traceback; anything else too
+        return f"{type(error).__name__}\n"
+
+
 def describe_error(error, source_lines):
     """{"type", "line", "text" (the traceback as Python prints it, the student's frames only),
-    "hint" (Chinese, maybe '')}."""
+    "hint" (Chinese, maybe '')}, each cut to a size the page can draw at once."""
     if isinstance(error, SyntaxError):
         line = error.lineno
-        text = "".join(traceback.format_exception_only(type(error), error))
-        return {"type": type(error).__name__, "line": line, "text": text, "hint": explain_syntax(error)}
+        return {"type": type(error).__name__, "line": line, "text": _cut(_exception_text(error), MAX_ERROR_MESSAGE),
+                "hint": _cut(explain_syntax(error, source_lines), MAX_HINT)}
     frames = _own_frames(error.__traceback__)
     lines = ["Traceback (most recent call last):\n"]
     for frame in frames[-20:]:  # a runaway recursion repeats one frame; the last ones say enough
         where = f", in {frame.name}" if frame.name != "<module>" else ""
         lines.append(f'  File "{FILENAME}", line {frame.lineno}{where}\n')
         if frame.lineno and 0 < frame.lineno <= len(source_lines):
-            lines.append(f"    {source_lines[frame.lineno - 1].strip()}\n")
+            lines.append(f"    {_cut(source_lines[frame.lineno - 1].strip(), MAX_ERROR_LINE)}\n")
     if len(frames) > 20:
         lines.insert(1, f"  （前面还有 {len(frames) - 20} 层调用，省略）\n")
-    lines += traceback.format_exception_only(type(error), error)
+    lines.append(_cut(_exception_text(error), MAX_ERROR_MESSAGE))
     return {"type": type(error).__name__, "line": frames[-1].lineno if frames else None,
-            "text": "".join(lines), "hint": explain(error)}
+            "text": "".join(lines), "hint": _cut(explain(error), MAX_HINT)}
 
 
 def _exit_note(error):
