@@ -127,3 +127,52 @@ def test_no_empty_output_box_before_the_first_run(context, served_site):
     page = open_exercise(context, served_site[1])
     box = page.locator(f"{FFN} .cw-exercise__output")
     assert box.evaluate("el => getComputedStyle(el).display") == "none"
+
+
+def test_code_over_the_save_limit_is_said_and_nothing_is_refused_on_reload(context, served_site):
+    """exercise-attacks-2.md rank 3 (N11): 200,067 characters were saved, then refused by the page
+    itself after a reload (the starter came back, the work only in the download's `unreadable`).
+    Now the save line says at once that the change is too long to keep, and a reload brings back
+    the last version that was saved, with no 坏了 notice."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "# kept\n")
+    wait_saved(page, "# kept\n")
+    page.locator(f"{FFN} .cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("# " + "x" * 200_070 + "\n")
+    line = page.locator(f"{FFN} .cw-exercise__save")
+    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__save').dataset.saved !== 'true'",
+                           timeout=10_000)
+    assert line.get_attribute("data-saved") == "too-long" and "没有保存" in line.inner_text()
+    assert "200,000" in line.inner_text()
+    page.reload()
+    page.locator(FFN).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{FFN}[data-ready="true"]', timeout=90_000)
+    assert editor_text(page).startswith("# kept")
+    assert page.locator(f"{FFN} .cw-exercise__notice").is_hidden()
+
+
+def test_a_record_the_page_cannot_read_is_restored_from_the_download(browser, served_site, tmp_path):
+    """exercise-attacks-2.md rank 3: a stored record the page could not read went to the download's
+    `unreadable` section, which nothing imported back. 载入练习文件 now restores what it can of it
+    (here the code, beside a hint count that is not an integer) and the block stops calling it broken."""
+    context = browser.new_context(accept_downloads=True)
+    context.add_init_script(f"if (!sessionStorage.getItem('seeded')) {{ sessionStorage.setItem('seeded', '1'); "
+                            f"localStorage.setItem('{KEY}', JSON.stringify({{code: '# from before\\n', hints: 2.5}})); }}")
+    try:
+        page = open_exercise(context, served_site[1])
+        assert "读不出来" in page.locator(f"{FFN} .cw-exercise__notice").inner_text()
+        saved = download(page, tmp_path)
+        assert "c4/l1/ffn-two-neurons" in saved["unreadable"]
+        asked = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+        page.locator(f"{FFN} input[type=file]").set_input_files(str(tmp_path / "download.json"))
+        page.wait_for_function(f"document.querySelector('{FFN} .cm-content').textContent.includes('# from before')")
+        assert "读不出来" in asked[0], asked
+        page.reload()
+        page.locator(FFN).scroll_into_view_if_needed()
+        page.wait_for_selector(f'{FFN}[data-ready="true"]', timeout=90_000)
+        assert editor_text(page).startswith("# from before")
+        assert page.locator(f"{FFN} .cw-exercise__notice").is_hidden()
+    finally:
+        context.close()

@@ -137,8 +137,9 @@ class Exercise {
       this.notice.textContent = "作者在你上次保存之后改过这道题的起始代码；这里保留的是你自己的代码。想换成新的起始代码，点「重置」。";
     }
     if (this.record.solved) this.say("上次你已经通过了这道题的全部检查。", "passed");
-    if (store.setAsideFor(this.id)) {
-      this.tell("这道题在这个浏览器里保存的记录坏了，读不出来：这里从起始代码开始。坏的记录没有删掉，点「下载全部练习」可以拿到它。");
+    if (store.setAsideFor(this.id) != null) {
+      this.tell("这道题在这个浏览器里保存的记录坏了，读不出来：这里从起始代码开始。坏的记录没有删掉：" +
+        "点「下载全部练习」可以拿到它，再用「载入练习文件」载入这个文件，能读出的代码会换回来。");
     }
     this.root.querySelector("[data-exercise-status]").textContent =
       `检查只是帮你练习，不是考试：不计分，也不上传。每次运行最多 ${this.root.dataset.timeLimit} 秒，超时会自动停止。`;
@@ -180,8 +181,15 @@ class Exercise {
     if (this.saveTimer) this.save();
   }
 
+  // `saved`: what store.write() said (true, false, or "too-long").
   showSaveState(saved) {
     this.saveLine.dataset.saved = String(saved);
+    if (saved === "too-long") {
+      this.saveText.textContent = `⚠ 代码有 ${this.record.code.length.toLocaleString("en")} 个字符，` +
+        `超过了这里能保存的 ${store.MAX_CODE.toLocaleString("en")} 个：最近的改动没有保存，` +
+        "保存着的（重新打开页面时看到的，也是下载的）是上一次没有超长的代码。删短一些，就会接着自动保存。";
+      return;
+    }
     this.saveText.textContent = saved
       ? "你的代码、提示和完成情况自动保存在这个浏览器里。"
       : "⚠ 这个浏览器不让网页保存数据（无痕模式、存储已满或被禁用）：你写的代码不会被保存，离开前请点「下载全部练习」。";
@@ -442,15 +450,24 @@ class Exercise {
     for (const block of live) block.flush();
     const same = (a, b) => JSON.stringify({ ...a, saved: 0 }) === JSON.stringify({ ...b, saved: 0 });
     const changes = parsed.records.filter(([id, record]) => !same(store.read(id), record));
+    const nameOf = (id) => titles.get(id) || id;
+    const list = (ids) => `${ids.slice(0, 8).map(nameOf).join("、")}${ids.length > 8 ? " 等" : ""}`;
+    const unusable = parsed.unusable.length
+      ? `文件里还有 ${parsed.unusable.length} 道读不出来的记录（${parsed.unusable.slice(0, 3)
+        .map(([id, why]) => `${nameOf(id)}：${why}`).join("；")}${parsed.unusable.length > 3 ? " 等" : ""}），` +
+        "这次不载入，它们仍在文件里。"
+      : "";
     if (!changes.length) {
-      this.say("这个文件里的记录和这里保存的一样，没有要改的。", "passed");
+      this.say(`这个文件里的记录和这里保存的一样，没有要改的。${unusable}`, "passed");
       return;
     }
-    const names = changes.map(([id]) => titles.get(id) || id);
+    const salvaged = changes.filter(([id]) => parsed.salvaged.includes(id)).map(([id]) => id);
     const older = changes.filter(([id, record]) => (store.read(id).saved || 0) > (record.saved || parsed.exported || 0));
     const question = [
-      `载入这个文件会替换 ${changes.length} 道练习的记录：${names.slice(0, 8).join("、")}${names.length > 8 ? " 等" : ""}。`,
+      `载入这个文件会替换 ${changes.length} 道练习的记录：${list(changes.map(([id]) => id))}。`,
       older.length ? `其中 ${older.length} 道，文件里的比这里保存的旧。` : "",
+      salvaged.length ? `其中 ${salvaged.length} 道（${list(salvaged)}）是这个浏览器之前读不出来的记录，从文件里找回了代码。` : "",
+      unusable,
       "替换之后可以点「撤销」换回来（离开页面之前）。确定载入吗？",
     ].join("");
     if (!window.confirm(question)) {
@@ -459,15 +476,19 @@ class Exercise {
     }
     const previous = changes.map(([id]) => {
       const before = store.read(id);
-      return [id, before.saved ? before : null];
+      return [id, before.saved ? before : null, store.setAsideFor(id)];
     });
     const failed = changes.filter(([id, record]) => !store.replace(id, { ...record, saved: record.saved || Date.now() }));
+    for (const id of salvaged) if (!failed.some(([other]) => other === id)) store.putAside(id, null); // restored
     for (const block of live) block.reload();
     const undo = {
       name: "undo-import",
       label: "撤销",
       run: () => {
-        for (const [id, record] of previous) store.replace(id, record);
+        for (const [id, record, aside] of previous) {
+          store.replace(id, record);
+          if (aside != null) store.putAside(id, aside);
+        }
         for (const block of live) block.reload();
         this.say(`已撤销：${changes.length} 道练习换回了载入之前的记录。`, "");
       },
@@ -483,6 +504,7 @@ class Exercise {
   reload() {
     this.record = store.read(this.id);
     this.editor.text = this.record.code ?? this.spec.starter;
+    if (store.setAsideFor(this.id) == null && this.notice.textContent.includes("读不出来")) this.notice.hidden = true;
     this.hints.replaceChildren();
     if (this.record.hints) this.showHints(this.record.hints).catch(() => {});
     this.answerBox.hidden = !this.record.answer;

@@ -5,13 +5,16 @@
 // quota, storage blocked): write() says so, and the block shows it.
 //
 // Nothing read is trusted: a record is checked field by field (clean()). A stored record the
-// page cannot read is set aside under ASIDE (kept, and in the download), never shown as code;
-// an import file with a wrong field is refused with what is wrong, and writes nothing.
+// page cannot read is set aside under ASIDE (kept, and in the download's `unreadable`), never
+// shown as code; importing the download restores what of it can be read (salvage()). An import
+// file with a wrong field is refused with what is wrong, and writes nothing. The limits are one
+// set for writing, reading and importing: code the page would refuse to read is never written
+// (write() says "too-long"), so nothing saved is refused after a reload.
 const PREFIX = "cw-exercise:";
 const ASIDE = "cw-exercise-unreadable:"; // + id: the text of a record that could not be read
 const FORMAT = "llm-from-scratch-exercises"; // the downloaded file's "format"
 const VERSION = 1;
-const MAX_CODE = 200_000; // characters of one exercise's code
+export const MAX_CODE = 200_000; // characters of one exercise's code: written, read and imported alike
 const MAX_RECORDS = 500; // exercises in one file: the course has a few dozen
 const ID = /^[a-z0-9][a-z0-9_-]*(\/[a-z0-9][a-z0-9_-]*)*$/;
 const FLAGS = ["ran", "solved", "answer"];
@@ -102,13 +105,44 @@ function setAside(id, text) {
   }
 }
 
-/** Whether a record of `id` was set aside as unreadable (it is in the download). */
+/** The text of `id`'s record set aside as unreadable (it is in the download), or null. */
 export function setAsideFor(id) {
   try {
-    return storage()?.getItem(ASIDE + id) != null;
+    return storage()?.getItem(ASIDE + id) ?? null;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** Put back (text) or drop (null) `id`'s set-aside record: an import that restored it drops it, 撤销 puts it back. */
+export function putAside(id, text) {
+  try {
+    if (text == null) storage()?.removeItem(ASIDE + id);
+    else storage()?.setItem(ASIDE + id, text);
+  } catch {
+    // nothing to move where storage refuses
+  }
+}
+
+/**
+ * What can be read of a record the page set aside (its stored text): {record} when its code
+ * can be read (the other fields are kept where they read too), else {problem} (Chinese).
+ *
+ * A record is set aside whole for one bad field (`hints: 2.5`); its code is what matters.
+ */
+export function salvage(text) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: "不是 JSON" };
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return { problem: "不是一个对象" };
+  const code = clean({ code: value.code });
+  if (code.problem || code.record.code == null) return { problem: code.problem || "没有代码" };
+  const record = {};
+  for (const key of Object.keys(value)) Object.assign(record, clean({ [key]: value[key] }).record);
+  return { record };
 }
 
 const newer = (a, b) => (!a || !b ? a || b : (a.saved || 0) >= (b.saved || 0) ? a : b);
@@ -136,10 +170,14 @@ function put(id, value) {
 }
 
 /**
- * Save `record` for `id`; false when the browser refused. What another tab saved meanwhile is
- * kept where it only adds (solved, hints opened, answer shown): a stale tab never takes it away.
+ * Save `record` for `id`: true, false when the browser refused (memory keeps it until the page is
+ * left), or "too-long" when its code is over MAX_CODE: then nothing is written, and what was
+ * saved before stays (a record the page could not read back is never written). What another tab
+ * saved meanwhile is kept where it only adds (solved, hints opened, answer shown): a stale tab
+ * never takes it away.
  */
 export function write(id, record) {
+  if (typeof record.code === "string" && record.code.length > MAX_CODE) return "too-long";
   const other = stored(id) || {};
   const value = { ...record, saved: Date.now() };
   for (const flag of FLAGS) if (other[flag]) value[flag] = true;
@@ -201,7 +239,11 @@ export function download() {
 
 /**
  * Read a downloaded file's text, writing nothing: {records: [[id, record]], exported (time or
- * null)}. Throws an Error whose message says, in Chinese, what is wrong with the file.
+ * null), salvaged (ids among `records` restored from the file's `unreadable` section), unusable
+ * ([[id, why]]: its unreadable records that stay so)}. A record of `unreadable` is restored
+ * where its code can be read and the file has no readable record of the same exercise (that one
+ * is newer: the block started afresh after setting the old one aside). Throws an Error whose
+ * message says, in Chinese, what is wrong with the file.
  */
 export function parse(text) {
   let data;
@@ -224,6 +266,23 @@ export function parse(text) {
     if (problem) throw new Error(`练习 ${id} 的${problem}`);
     records.push([id, record]);
   }
+  const salvaged = [];
+  const unusable = [];
+  const aside = data.unreadable && typeof data.unreadable === "object" && !Array.isArray(data.unreadable)
+    ? Object.entries(data.unreadable).slice(0, MAX_RECORDS) : [];
+  for (const [id, text] of aside) {
+    if (!ID.test(id) || id.length > 200 || typeof text !== "string") continue; // not ours: ignored
+    if (Object.hasOwn(data.exercises, id)) {
+      unusable.push([id, "这里已有它更新的记录"]);
+      continue;
+    }
+    const { record, problem } = salvage(text);
+    if (problem) unusable.push([id, problem]);
+    else {
+      records.push([id, record]);
+      salvaged.push(id);
+    }
+  }
   const exported = Date.parse(data.exported);
-  return { records, exported: Number.isFinite(exported) ? exported : null };
+  return { records, exported: Number.isFinite(exported) ? exported : null, salvaged, unusable };
 }
