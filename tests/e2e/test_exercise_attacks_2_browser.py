@@ -49,3 +49,26 @@ def test_a_huge_error_message_is_cut_and_the_page_stays_responsive(context, serv
     assert "…" in text  # the cut is shown, not silent
     assert page.evaluate("window.__longest") < 1000
     assert workers(page)["ended"] == 0  # the student's error, told as such: Python was not replaced
+
+
+DEEP_RESULT = ("def relu(z):\n    return max(0.0, z)\n\ndef ffn(x, W_up, b_up, W_down):\n    r = []\n"
+               "    for _ in range(10000):\n        r = [r]\n    return r\n")
+DEEP_INSIDE = ("import sys\n\ndef relu(z):\n    sys.setrecursionlimit(10**6)\n    def down(n):\n"
+               "        return down(n + 1)\n    return down(0)\n\ndef ffn(x, W_up, b_up, W_down):\n    return [0]\n")
+
+
+@pytest.mark.parametrize("code", [
+    "x = " + "[" * 5000 + "]" * 5000 + "\n",  # O45
+    "eval('(' * 100000 + ')' * 100000)\n",  # O46
+    DEEP_RESULT,  # O47: the checker's describe() recursed into it
+    DEEP_INSIDE,  # N40
+], ids=["nested-literal", "nested-eval", "nested-result", "recursion-limit-raised"])
+def test_a_stack_overflow_from_the_students_code_is_theirs(context, served_site, code):
+    """Rank 5 (O45–O47, N40): each said "Python 本身出了故障…再运行一次即可", though the same code
+    fails the same way again. The cause is the student's nesting or recursion, and is told so."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, code)
+    said = run(page)
+    text = said + shown(page)
+    assert "Python 本身出了故障" not in text and "再运行一次即可" not in text, text
+    assert "太深" in text or "RecursionError" in text, text  # the nesting, or Python's own RecursionError

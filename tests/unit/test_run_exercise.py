@@ -161,3 +161,18 @@ def test_a_huge_error_is_cut_to_what_the_page_can_draw(run_exercise, code):
     error = result["error"]
     assert len(error["text"]) < 5_000 and len(error["hint"]) <= run_exercise.MAX_HINT
     assert error["text"].endswith("\n") and "…" in error["text"] + error["hint"]
+
+
+def test_the_recursion_limit_a_run_asks_for_is_capped_and_said(run_exercise):
+    """exercise-attacks-2.md rank 5 (N40): a limit of 10**6 let endless recursion overflow the
+    browser's stack, a crash blamed on Python; capped, it is the student's RecursionError."""
+    result, stdout, pieces = run(run_exercise, "import sys\nsys.setrecursionlimit(10**6)\nprint(sys.getrecursionlimit())\n")
+    assert stdout == f"{run_exercise.MAX_RECURSION_LIMIT}\n"
+    assert any(s == "note" and "按 1000 算" in t for s, t in pieces)
+    assert sys.setrecursionlimit.__module__ == "sys"  # Python's own is back after the run
+
+
+def test_a_result_nested_deep_is_described_without_recursing_into_all_of_it(run_exercise):
+    code = "def double(x):\n    r = []\n    for _ in range(10000):\n        r = [r]\n    return r\n"
+    result, _, _ = run(run_exercise, code)
+    assert "嵌套太深" in result["verdict"]["message"]

@@ -25,6 +25,7 @@ import types
 
 DEFAULT_TOLERANCE = 1e-6
 MAX_ITEMS = 20  # items of a list a message shows; the rest are counted
+MAX_DEPTH = 20  # levels of nesting a message shows: a result nested 10,000 deep once overflowed the browser's stack
 
 
 def load_check(source, filename="<check>", first_line=1):
@@ -63,22 +64,25 @@ def close(got, expected, tolerance=DEFAULT_TOLERANCE):
     return got == expected
 
 
-def describe(value, digits=6):
+def describe(value, digits=6, depth=0):
     """A value as a message shows it: floats to `digits` significant figures (None: every
-    figure that tells it apart), long text cut.
+    figure that tells it apart), long text cut, nesting deeper than MAX_DEPTH left out.
 
     >>> describe([0.1 + 0.2, -1.5, "a"]), describe(0.1 + 0.2, None)
     ("[0.3, -1.5, 'a']", '0.30000000000000004')
     """
     if isinstance(value, float) and math.isfinite(value) and digits is not None:
         return f"{value:.{digits}g}"
+    if isinstance(value, (list, tuple, dict)) and depth >= MAX_DEPTH:
+        return "…（嵌套太深，后面省略）"
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(describe(v, digits) for v in value[:MAX_ITEMS])
+        inner = ", ".join(describe(v, digits, depth + 1) for v in value[:MAX_ITEMS])
         if len(value) > MAX_ITEMS:
             inner += f", …（共 {len(value)} 项）"
         return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{describe(k, digits)}: {describe(v, digits)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{describe(k, digits, depth + 1)}: {describe(v, digits, depth + 1)}"
+                               for k, v in value.items()) + "}"
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 

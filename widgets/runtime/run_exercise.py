@@ -24,6 +24,9 @@ from _cw_bridge import TimeUp
 
 FILENAME = "你的代码"  # what a traceback calls the student's code
 RECURSION_LIMIT = 500  # deep enough for any exercise, shallow enough for the browser's stack
+# The most a run's own sys.setrecursionlimit() may ask for: endless recursion under a limit of 5,000
+# overflowed the browser's stack in Chromium (a crash of Python itself, not a RecursionError); 3,000 held.
+MAX_RECURSION_LIMIT = 1000
 
 FULL_WIDTH = {"（": "(", "）": ")", "：": ":", "，": ",", "“": '"', "”": '"', "‘": "'", "’": "'",
               "；": ";", "。": ".", "【": "[", "】": "]", "！": "!", "？": "?", "＝": "=", "＋": "+",
@@ -267,6 +270,17 @@ def describe_error(error, source_lines):
             "text": "".join(lines), "hint": _cut(explain(error), MAX_HINT)}
 
 
+def _capped_recursion_limit(set_limit, emit):
+    """sys.setrecursionlimit as a run sees it: a limit above MAX_RECURSION_LIMIT is lowered to it,
+    and the output says so (a deeper recursion would crash the browser's Python, not raise)."""
+    def setrecursionlimit(limit):
+        if isinstance(limit, int) and limit > MAX_RECURSION_LIMIT:
+            emit("note", f"（浏览器给 Python 的栈有限：sys.setrecursionlimit({limit}) 按 {MAX_RECURSION_LIMIT} 算。）\n")
+            limit = MAX_RECURSION_LIMIT
+        set_limit(limit)
+    return setrecursionlimit
+
+
 def _exit_note(error):
     what = "os._exit()" if isinstance(error, _OsExit) else "exit()"
     return f"（代码调用了 {what}，运行到这里结束。）\n"
@@ -299,14 +313,24 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
         return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
                           ensure_ascii=False)
     ns = {"__name__": "__main__", "input": _no_input, **json.loads(given_json)}
+    set_limit = sys.setrecursionlimit
     saved = sys.stdout, sys.stderr, sys.getrecursionlimit(), os._exit
     error = None
     timeout = False
     verdict = None
+
+    def guarded():  # what the student's code may call; settle() puts Python's own back, so again after it
+        sys.setrecursionlimit = _capped_recursion_limit(set_limit, emit)
+
+    def settled():
+        settle()
+        guarded()
+
     try:
         sys.stdout, sys.stderr = Output(emit, "stdout"), Output(emit, "stderr")
-        sys.setrecursionlimit(RECURSION_LIMIT)
+        set_limit(RECURSION_LIMIT)
         os._exit = _os_exit
+        guarded()
         try:
             exec(compiled, ns)
         except SystemExit as e:  # exit() ends a program normally: the check still runs
@@ -317,18 +341,19 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
             error = describe_error(e, source_lines)
         except BaseException as e:  # KeyboardInterrupt and the like, raised by the code itself
             error = _own_interrupt(e, source_lines)
-        settle()
+        settled()
         if error is None:
             spec = json.loads(check_json)
             sys.stdout = sys.stderr = Discard()  # what the code prints while checked is not the student's run
-            sys.setrecursionlimit(RECURSION_LIMIT)
+            set_limit(RECURSION_LIMIT)
             check = checker.load_check(spec["source"], spec["file"], spec["line"])
-            verdict = checker.verdict(ns, check, spec["cases"], FILENAME, settle=settle)
+            verdict = checker.verdict(ns, check, spec["cases"], FILENAME, settle=settled)
     except TimeUp:
         timeout = True
     finally:
         sys.stdout, sys.stderr, os._exit = saved[0], saved[1], saved[3]
-        sys.setrecursionlimit(saved[2])
+        sys.setrecursionlimit = set_limit
+        set_limit(saved[2])
     settle()
     if verdict is not None:
         verdict["message"] = _short(verdict["message"])

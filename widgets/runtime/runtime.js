@@ -60,6 +60,9 @@ const MESSAGES = {
   replayed: (who) => `「${who}」的计算因 Python 重启而中断。`,
   stopped: (who) => `「${who}」已停止。`,
   broken: (who, detail) => `运行「${who}」时 Python 本身出了故障（${detail}），已重新启动；再运行一次即可。`,
+  stack: (who, detail) =>
+    `「${who}」的代码嵌套或递归太深，浏览器给 Python 的栈放不下（${detail}）：原样再运行还会这样，` +
+    "要减少嵌套的层数或递归的深度。Python 已重新启动。",
 };
 
 /** What went wrong for one widget: `kind` is a key of MESSAGES, `detail` the technical part. */
@@ -391,10 +394,11 @@ function settle({ id, ok, result, kind, error }) {
   clearTimeout(job.timer);
   job.engine.watch();
   // The time limit ended the call inside Python (which may have had to leave Python for good),
-  // or an exercise broke Python itself: this Python is no longer to be trusted.
-  if (!ok && (kind === "runaway" || (job.exercise && kind === "runtime"))) {
+  // or an exercise broke Python itself (its own stack overflow included): this Python is no
+  // longer to be trusted.
+  if (!ok && (kind === "runaway" || (job.exercise && (kind === "runtime" || kind === "stack")))) {
     job.reject(kind === "runaway" ? new WidgetError("runaway", job.widget, job.limitMs / 1000)
-      : new WidgetError("broken", job.widget, error));
+      : new WidgetError(kind === "stack" ? "stack" : "broken", job.widget, error));
     job.engine.restart(null, null);
     return;
   }
@@ -488,8 +492,9 @@ let exerciseTurn = Promise.resolve(); // exercises run one at a time, in the ord
  * onBoot(text) (Python's start-up progress), signal (an AbortSignal: this run's 停止)}.
  * Resolves to {ran, error, verdict, timeout} (widgets/runtime/run_exercise.py); rejects with a
  * WidgetError: "runtime" (Python did not start), "runaway" (the time limit), "stopped" (the
- * signal), "broken" (Python failed). The error's `started` says whether the code began to run:
- * a run stopped while it waited for Python or for another exercise's run never did.
+ * signal), "broken" (Python failed), "stack" (the code's own nesting or recursion overflowed the
+ * engine's stack). The error's `started` says whether the code began to run: a run stopped while
+ * it waited for Python or for another exercise's run never did.
  */
 export async function runExercise({ title, code, given, check, limitMs, onOutput, onBoot, signal }) {
   const engine = engines.pyodide;

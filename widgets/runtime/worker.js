@@ -12,7 +12,8 @@
 //               {type: "ping"}  -> {type: "pong"} at once (this worker still answers: the page's watchdog)
 //               {type: "started", id}   (the call's time limit starts now)
 //               {type: "output", id, stream, text}   what an exercise prints, batched, up to MAX_OUTPUT
-//               {id, ok: true, result: "<json>"} | {id, ok: false, kind: "model" | "result" | "runaway", error}
+//               {id, ok: true, result: "<json>"}
+//               {id, ok: false, kind: "model" | "result" | "runaway" | "runtime" | "stack", error}
 // URLs come from this file's own URL, so the site works under any base path.
 const INDEX_URL = new URL("../../assets/vendor/pyodide/", import.meta.url).href;
 // The standard library cut down by the build to what the widgets' Python imports (course/stdlib.py).
@@ -244,6 +245,9 @@ async function handle({ id, type, folder, url, modules = [], fn, params, limitMs
   throw new Error(`unknown message type ${type}`);
 }
 
+// How each engine words a JavaScript stack overflow (Chromium and WebKit; Firefox).
+const STACK_OVERFLOW = /Maximum call stack size exceeded|too much recursion/i;
+
 // A Python traceback's last line ("ValueError: ...") says what happened; the rest goes to the console.
 function describe(error) {
   const text = String(error && error.message ? error.message : error);
@@ -284,9 +288,11 @@ self.onmessage = async ({ data }) => {
     postMessage({ id: data.id, ok: true, result: await handle(data) });
   } catch (error) {
     // run_exercise.py catches the student's errors itself: one that reaches here means this
-    // Python is broken (a stack overflow, say), and the page starts another; past the deadline
-    // it is the time limit (TimeUp in a widget's model, or Python left for good).
-    const kind = timeIsUp() ? "runaway" : data.type === "exercise" ? "runtime" : null;
+    // Python is broken, and the page starts another. Past the deadline it is the time limit
+    // (TimeUp in a widget's model, or Python left for good); an exercise that overflowed the
+    // engine's stack did it with its own nesting or recursion ("stack": the student's to fix).
+    const kind = timeIsUp() ? "runaway" : data.type !== "exercise" ? null
+      : STACK_OVERFLOW.test(String(error && error.message ? error.message : error)) ? "stack" : "runtime";
     postMessage({ id: data.id, ok: false, ...describe(error), ...(kind && { kind }) });
   } finally {
     inside--;
