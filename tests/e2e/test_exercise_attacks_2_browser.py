@@ -72,3 +72,29 @@ def test_a_stack_overflow_from_the_students_code_is_theirs(context, served_site,
     text = said + shown(page)
     assert "Python 本身出了故障" not in text and "再运行一次即可" not in text, text
     assert "太深" in text or "RecursionError" in text, text  # the nesting, or Python's own RecursionError
+
+
+SLOW_RIGHT = """import time
+
+def relu(z):
+    start = time.time()
+    while time.time() - start < 0.15:  # right, only slow
+        pass
+    return max(0.0, z)
+
+def ffn(x, W_up, b_up, W_down):
+    z = [sum(x[i] * W_up[i][j] for i in range(len(x))) + b_up[j] for j in range(len(b_up))]
+    h = [relu(v) for v in z]
+    return [sum(h[j] * W_down[j][c] for j in range(len(h))) for c in range(len(W_down[0]))]
+"""
+
+
+def test_slow_but_right_code_is_told_it_is_slow_not_endless(context, served_site):
+    """Rank 9 (N49): a right `ffn` whose `relu` takes 0.15 s a call ran out of time in its 23
+    checks and was asked "是不是有一个停不下来的循环？", with no word that the code was right and
+    had run to its end, or that the checks count toward the limit."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, SLOW_RIGHT)
+    said = run(page)
+    assert "停不下来的循环" not in said, said
+    assert "检查进行到第" in said and "太慢" in said, said

@@ -327,9 +327,9 @@ class Exercise {
     };
   }
 
-  report({ error, verdict, timeout }, out, seconds) {
+  report({ error, verdict, timeout, checking }, out, seconds) {
     if (timeout) {
-      this.failed({ kind: "runaway" }, seconds, out);
+      this.failed({ kind: "runaway", checking }, seconds, out);
       return;
     }
     if (error) {
@@ -354,6 +354,13 @@ class Exercise {
     } else if (kind === "stopped") {
       out.line("note", "（已停止）\n");
       this.say("已停止。改好代码再运行一次。", "stopped");
+    } else if (kind === "runaway" && Array.isArray(error.checking)) {
+      // The code ran to its end; the checks, which call it once a case, ran out of time.
+      const [at, total] = error.checking;
+      out.line("note", `（检查超过 ${seconds} 秒，已停止）\n`);
+      this.say(`你的代码运行完了；检查进行到第 ${at} 个（共 ${total} 个）时，运行加检查超过了 ${seconds} 秒，` +
+        "已经停止。检查要用每个输入调用一次你的函数：函数也许没错、只是太慢（多余的循环、重复的计算），" +
+        "也许在某个输入上停不下来。", "error");
     } else if (kind === "runaway") {
       out.line("note", `（超过 ${seconds} 秒，已停止）\n`);
       this.say(`运行超过了 ${seconds} 秒，已经停止：是不是有一个停不下来的循环？`, "error");

@@ -302,7 +302,9 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     this Python (clean_state.py), called after the code and after the check has called it, so
     the checker and json always run as shipped. Returns JSON text: {"ran": bool (to the end),
     "error": describe_error() or None, "verdict": checker.verdict() or None, "timeout": bool
-    (TimeUp: the worker's time limit ended it)}."""
+    (TimeUp: the worker's time limit ended it), and with a timeout "checking": None while the
+    code itself ran, else [the case being checked (from 1), the number of cases]: the code ran
+    to its end and the checks, which call it once a case, ran out of time}."""
     source_lines = code.splitlines()
     try:
         compiled = compile(code, FILENAME, "exec")
@@ -318,6 +320,7 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     error = None
     timeout = False
     verdict = None
+    checking = None  # [case being checked, cases] once the check has begun
 
     def guarded():  # what the student's code may call; settle() puts Python's own back, so again after it
         sys.setrecursionlimit = _capped_recursion_limit(set_limit, emit)
@@ -347,6 +350,13 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
             sys.stdout = sys.stderr = Discard()  # what the code prints while checked is not the student's run
             set_limit(RECURSION_LIMIT)
             check = checker.load_check(spec["source"], spec["file"], spec["line"])
+            checking = [0, len(spec["cases"])]
+            result = check["result"]
+
+            def counted(you, case):  # how far the check got, should the time run out in it
+                checking[0] += 1
+                return result(you, case)
+            check["result"] = counted
             verdict = checker.verdict(ns, check, spec["cases"], FILENAME, settle=settled)
     except TimeUp:
         timeout = True
@@ -357,8 +367,8 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     settle()
     if verdict is not None:
         verdict["message"] = _short(verdict["message"])
-    return json.dumps({"ran": error is None and not timeout, "error": error, "verdict": verdict, "timeout": timeout},
-                      ensure_ascii=False)
+    return json.dumps({"ran": error is None and not timeout, "error": error, "verdict": verdict, "timeout": timeout,
+                       "checking": checking if timeout else None}, ensure_ascii=False)
 
 
 MAX_VERDICT = 600  # characters of a verdict: a wrong result of a million numbers is cut
