@@ -21,12 +21,15 @@ PACKAGE_JSON = ROOT / "package.json"
 # as site paths: the page tells a reader on a metered connection what a start costs.
 # "micropython-ulab" is MicroPython's build with ulab (a numpy subset), which mp_worker.js starts
 # instead of the plain one for a page whose widgets' Python imports ulab (the tiny-gpt page).
+# "pyodide-full-stdlib" is no start: Pyodide's whole standard library, which an exercise's first
+# import outside the trimmed one downloads (worker.js); an offline run is told its size.
 STARTUP = {
     "pyodide": ["assets/vendor/pyodide/pyodide.mjs", "assets/vendor/pyodide/pyodide.asm.mjs",
                 "assets/vendor/pyodide/pyodide.asm.wasm", "assets/vendor/pyodide/pyodide-lock.json",
                 "assets/vendor/pyodide/python_stdlib.trimmed.zip"],
     "micropython": ["assets/vendor/micropython/micropython.mjs", "assets/vendor/micropython/micropython.wasm"],
     "micropython-ulab": ["assets/vendor/micropython/micropython.mjs", "assets/vendor/micropython/micropython-ulab.wasm"],
+    "pyodide-full-stdlib": ["assets/vendor/pyodide/python_stdlib.zip"],
 }
 
 

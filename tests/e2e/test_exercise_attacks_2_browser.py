@@ -98,3 +98,20 @@ def test_slow_but_right_code_is_told_it_is_slow_not_endless(context, served_site
     said = run(page)
     assert "停不下来的循环" not in said, said
     assert "检查进行到第" in said and "太慢" in said, said
+
+
+def test_an_offline_import_outside_the_trimmed_library_says_so_and_works_once_online(context, served_site):
+    """Rank 10 (O66): offline, `import fractions` (not in the site's trimmed standard library)
+    said "Python 本身出了故障（Failed to fetch），已重新启动". It is the run's own error, in words:
+    the module needs the full library's download; once online the same code runs."""
+    page = open_exercise(context, served_site[1])
+    context.route("**/python_stdlib.zip", lambda route: route.abort("internetdisconnected"))
+    type_code(page, "x = 1\nimport fractions\nprint(fractions.Fraction(1, 3) + fractions.Fraction(1, 6))\n")
+    said = run(page)
+    text = said + shown(page)
+    assert "Python 本身出了故障" not in text, text
+    assert "fractions" in text and "联网" in text and "第 2 行" in said, text
+    assert workers(page)["ended"] == 0  # no restart: nothing was wrong with Python
+    context.unroute("**/python_stdlib.zip")
+    run(page)
+    assert "1/2" in shown(page)

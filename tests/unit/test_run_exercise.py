@@ -176,3 +176,13 @@ def test_a_result_nested_deep_is_described_without_recursing_into_all_of_it(run_
     code = "def double(x):\n    r = []\n    for _ in range(10000):\n        r = [r]\n    return r\n"
     result, _, _ = run(run_exercise, code)
     assert "嵌套太深" in result["verdict"]["message"]
+
+
+def test_an_import_that_could_not_be_downloaded_is_the_runs_own_error(run_exercise):
+    """exercise-attacks-2.md rank 10: offline, the full standard library's download failed and
+    the page said Python itself had broken."""
+    result = json.loads(run_exercise.unavailable("x = 1\nfrom fractions import Fraction\nimport statistics\n",
+                                                 "fractions,statistics", "约 2.5 MB"))
+    error = result["error"]
+    assert not result["ran"] and error["line"] == 2 and error["type"] == "ModuleNotFoundError"
+    assert "fractions、statistics" in error["hint"] and "约 2.5 MB" in error["hint"] and "连上网" in error["hint"]

@@ -96,6 +96,30 @@ def missing_modules(code):
                   if name in sys.stdlib_module_names and importlib.util.find_spec(name) is None)
 
 
+def unavailable(code, names, size=""):
+    """The result of a run whose standard modules `names` (comma-separated) could not be
+    downloaded (offline): the run's own error, at the line that imports the first of them. Python
+    itself is fine, and the same code runs once the download works."""
+    wanted = names.split(",")
+    line = None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree else ():
+        imported = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if any(name.split(".")[0] in wanted for name in imported) and (line is None or node.lineno < line):
+            line = node.lineno
+    listed = "、".join(wanted)
+    hint = (f"{listed} 属于 Python 的标准库，但网页里的 Python 为了下载快只带了常用的模块，其余的要在第一次用到时"
+            f"下载完整的标准库{f'（{size}）' if size else ''}：这次没能下载（网络断了？）。连上网后再运行一次即可。")
+    error = {"type": "ModuleNotFoundError", "line": line, "hint": hint,
+             "text": f"ModuleNotFoundError: {listed} 要联网下载（完整的标准库没能下载）\n"}
+    return json.dumps({"ran": False, "error": error, "verdict": None, "timeout": False, "checking": None},
+                      ensure_ascii=False)
+
+
 def add_archive(path):
     """Put a standard-library archive on the path (after the trimmed one). A new path entry
     needs no cache invalidation (importlib.invalidate_caches() would import importlib.metadata,

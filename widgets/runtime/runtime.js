@@ -149,6 +149,8 @@ function sizes() {
 }
 
 const sizeText = (bytes) => (bytes >= 1e6 ? `约 ${(bytes / 1e6).toFixed(1)} MB` : `约 ${Math.round(bytes / 1e3)} KB`);
+// What an exercise's first import outside the trimmed standard library downloads (a zip: sent as it is).
+const fullStdlibText = (known) => (known["pyodide-full-stdlib"] ? sizeText(known["pyodide-full-stdlib"].bytes) : "");
 
 /**
  * What starting Pyodide for an exercise downloads, when the reader should hear it first:
@@ -222,8 +224,8 @@ class Engine {
         early.heard.forEach((data) => own.onmessage({ data }));
         return;
       }
-      setup().then(({ modules, size }) => {
-        own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size, again });
+      setup().then(({ modules, size, stdlibSize }) => {
+        own.postMessage({ type: "boot", sharedModules: modules, exercises: exercisesOnPage, size, stdlibSize, again });
       }, reject);
     });
     record.up.catch(() => {});
@@ -236,7 +238,7 @@ class Engine {
     }
     const setup = () => Promise.all([sharedModuleNames(), sizes()]).then(([modules, known]) => {
       const bytes = known[this.build === "ulab" ? "micropython-ulab" : this.name]?.gzip; // runtimes.json's keys
-      return { modules, size: bytes ? sizeText(bytes) : "" };
+      return { modules, size: bytes ? sizeText(bytes) : "", stdlibSize: fullStdlibText(known) };
     });
     const next = this.spare || this.spawn(setup); // the spare goes first
     this.spare = null;
@@ -257,7 +259,8 @@ class Engine {
 
   bootSpare() {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
-    this.spare = this.spawn(() => sharedModules.then((modules) => ({ modules, size: "" })), true);
+    this.spare = this.spawn(() => Promise.all([sharedModules, sizes()]).then(([modules, known]) =>
+      ({ modules, size: "", stdlibSize: fullStdlibText(known) })), true);
     this.spare.up.catch(() => {
       if (this.spare) this.spare.own.terminate();
       this.spare = null;

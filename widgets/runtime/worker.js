@@ -1,8 +1,9 @@
 // The widgets' Python: one Pyodide, started once per visit, in this module worker.
-// Messages in:  {type: "boot", sharedModules, exercises, size, again}  start Python, import
-//                                                            widgets/common/*.py (and run_exercise.py
+// Messages in:  {type: "boot", sharedModules, exercises, size, stdlibSize, again}  start Python,
+//                                                            import widgets/common/*.py (and run_exercise.py
 //                                                            when exercises); size: what the download
-//                                                            costs, as text; again: a restart
+//                                                            costs, as text (stdlibSize: the full standard
+//                                                            library's); again: a restart
 //               {id, type: "load", folder, url, modules, limitMs}  import widgets/<folder>/model.py,
 //                                                            after writing widgets/common/<modules>.py
 //               {id, type: "call", folder, fn, params, limitMs}  run model.fn(params) -> dict
@@ -79,6 +80,7 @@ let callModel;
 let booted = null;
 let exerciseRunner = null; // Promise: run_exercise.py imported
 let fullStdlib = null; // Promise: the full archive is on sys.path
+let fullStdlibSize = ""; // what it costs to download, as text (from the page's boot message)
 
 const progress = (text) => postMessage({ type: "progress", text });
 
@@ -197,7 +199,13 @@ async function runExercise(id, { code, given, check }, start) {
   if (missing.length) {
     out.emit("note", `正在载入标准库模块 ${missing.join("、")}（第一次用时需要下载）…\n`);
     out.send();
-    await addFullStdlib(run);
+    try {
+      await addFullStdlib(run);
+    } catch (error) {
+      // Offline, say: the run's own error, in words; this Python is fine, and a later run tries again.
+      console.warn(`the full standard library did not load: ${error && error.message ? error.message : error}`);
+      return run.unavailable(code, missing.join(","), fullStdlibSize);
+    }
   }
   // Everything the run changes in this Python is put back: the next run, the check and the
   // widgets see Python as it was (clean_state.py). The restore is fetched before the code runs.
@@ -269,6 +277,7 @@ async function within(step) {
 
 self.onmessage = async ({ data }) => {
   if (data.type === "boot") {
+    fullStdlibSize = data.stdlibSize || "";
     booted ??= within(() => boot(data.sharedModules, data.size, data.again)).catch((error) => {
       postMessage({ type: "boot-error", message: String(error && error.message ? error.message : error) });
       throw error;
