@@ -387,6 +387,7 @@ def gating_facts(data, extra, ablation, card, control=None, arms=None):
         "product_over_ungated": summary([pair[key][f"bilinear_ffn-{n}"] for key in KEYS for n in UNGATED
                                          if f"bilinear_ffn-{n}" in pair[key]]),
         "control": control,
+        "ungated": [n for n in UNGATED if n in full],  # the ungated FFNs trained over the whole schedule
         "tails": tail_order(tails, "bilinear_ffn", [n for n in UNGATED if n in tails])
                  if "bilinear_ffn" in tails and "baseline" in tails else None,
         "epochs": epochs,
