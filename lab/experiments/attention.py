@@ -45,7 +45,8 @@ FILES = {"attention.json": FILE, "failed-run.json": "attention/failed-run.json"}
 PUNCTUATION = "，。：；「」『』！？、（）《》…—,.:;!?"  # a token is punctuation when it has no other character
 SENTENCE_END = "。！？\n"  # a sentence ends with a token holding one of these
 CLEAN_END = "。！？」』"  # ... and ends cleanly when that token's last character is one of these or a space
-MEASURES = ("previous", "self", "first", "same_token", "induction", "punctuation", "distance")
+MEASURES = ("previous", "self", "first", "same_token", "induction", "punctuation", "punctuation_before", "with_punctuation",
+            "distance")
 
 
 @dataclass
@@ -82,6 +83,15 @@ def token_texts(pieces: list[bytes], ids: list[int]) -> list[dict]:
         bare = text.strip()
         out.append({"text": text, "fragment": is_fragment(pieces[i]),
                     "punct": bool(bare) and all(c in PUNCTUATION for c in bare)})
+    return out
+
+
+def holds_punctuation(pieces: list[bytes]) -> list[bool]:
+    """Whether each token holds a punctuation character, alone or merged with others (「，將」).
+    holds_punctuation([b"a", "\uff0c\u5c07".encode()]) -> [False, True]"""
+    out = []
+    for p in pieces:
+        out.append(any(c in PUNCTUATION for c in show(p)))
     return out
 
 
@@ -156,8 +166,11 @@ def attention_of(model, ids: torch.Tensor) -> torch.Tensor:
     return torch.stack(cap.weights)  # (L, H, T, T)
 
 
-def masks(ids: torch.Tensor, punct: torch.Tensor) -> dict:
+def masks(ids: torch.Tensor, punct: torch.Tensor, with_punct: torch.Tensor | None = None) -> dict:
     """(T, T) key masks of each measure for one window (rows: queries, columns: keys j <= t).
+    punct: each token is punctuation alone; with_punct: it holds a punctuation character (default punct).
+    punctuation counts keys j <= t (the query itself included), punctuation_before and with_punctuation
+    keys j < t.
 
     For ids [5, 7, 5, 7]: same_token[2] marks key 0 (the earlier 5); induction[2] marks key 1 (the token
     after that 5); induction[3] marks key 2 (after the earlier 7 at 1 comes 5 at 2).
@@ -171,10 +184,12 @@ def masks(ids: torch.Tensor, punct: torch.Tensor) -> dict:
     after_same[:, 1:] = same[:, :-1] & before[:, 1:]  # key j+1 follows an earlier occurrence at j, and j+1 < t
     return {"previous": t[None, :] == t[:, None] - 1, "self": t[None, :] == t[:, None],
             "first": (t[None, :] == 0) & (t[:, None] > 0), "same_token": same, "induction": after_same,
-            "punctuation": causal & punct[None, :], "causal": causal}
+            "punctuation": causal & punct[None, :], "punctuation_before": before & punct[None, :],
+            "with_punctuation": before & (punct if with_punct is None else with_punct)[None, :], "causal": causal}
 
 
-def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tuple[int, int]]) -> dict:
+def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tuple[int, int]],
+            with_punct_of: torch.Tensor | None = None) -> dict:
     """Per-head averages over every query t >= 1 of the windows (t = 0 sees only itself), and the same
     averages for the content-blind prefix average (weight 1/(t+1) on every key j <= t). `same_token`
     and `induction` average over the queries that have such a key only."""
@@ -186,7 +201,7 @@ def measure(model, val: torch.Tensor, punct_of: torch.Tensor, windows: list[tupl
         ids = val[a:b]
         T = len(ids)
         w = attention_of(model, ids).double()  # (L, H, T, T)
-        mk = masks(ids, punct_of[ids])
+        mk = masks(ids, punct_of[ids], None if with_punct_of is None else with_punct_of[ids])
         t = torch.arange(T, dtype=torch.float64)
         uniform = mk["causal"].double() / (t + 1)[:, None]  # (T, T) the prefix average
         dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T) look-back distance t - j
@@ -346,24 +361,55 @@ def prefix_average_scores(windows: list[tuple[int, int]]) -> dict:
     return {"top_weight": round(top / n, 4), "slope": round(slope / n, 4)}
 
 
+def window_losses(model, val: torch.Tensor, segment: tuple[int, int], block_size: int, replace=None,
+                  batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Next-token cross-entropy summed per window, and each window's token count, over the windows
+    train.evaluate reads in one segment (consecutive, non-overlapping, block_size tokens, every token but
+    the segment's first predicted once); replace: heads given the prefix average (AttentionCapture)."""
+    part = val[segment[0]:segment[1]]
+    starts = list(range(0, len(part) - 1, block_size))
+    sums, counts = torch.zeros(len(starts), dtype=torch.float64), torch.zeros(len(starts), dtype=torch.float64)
+    cap = AttentionCapture(model, replace=replace, keep=False) if replace else None
+    try:
+        with torch.no_grad():
+            for i in range(0, len(starts), batch_size):
+                chunk = list(range(i, min(i + batch_size, len(starts))))
+                lengths = [min(block_size, len(part) - 1 - starts[c]) for c in chunk]
+                for length in sorted(set(lengths)):  # the last window may be shorter
+                    group = [c for c, n in zip(chunk, lengths) if n == length]
+                    idx = torch.stack([part[starts[c]: starts[c] + length] for c in group])  # (b, T)
+                    tgt = torch.stack([part[starts[c] + 1: starts[c] + length + 1] for c in group])  # (b, T)
+                    logits, _ = model(idx)  # (b, T, V)
+                    ce = F.cross_entropy(logits.float().flatten(0, 1), tgt.flatten(), reduction="none")  # (b*T,)
+                    sums[group] = ce.view(len(group), length).double().sum(-1)
+                    counts[group] = float(length)
+    finally:
+        if cap:
+            cap.remove()
+    return sums, counts
+
+
 def knockout(model, val: torch.Tensor, segment: tuple[int, int], block_size: int) -> dict:
-    """The validation loss over one book's validation tokens (train.evaluate, the loss the runs report per
-    book) of the model as trained, with each head in turn replaced by the prefix average, and with every
-    head replaced at once; no training. 16 heads: 18 passes."""
+    """The validation loss over one book's validation tokens (the windows of train.evaluate, the loss the
+    runs report per book) of the model as trained, with each head in turn given the prefix average's
+    weights, and with every head at once; no training. Beside each knockout's loss, the standard error of
+    its difference from the intact loss over the windows (the same text both ways: the spread of the
+    per-window differences, divided by the square root of the number of windows). 16 heads: 18 passes."""
     L, H = len(model.blocks), model.blocks[0].attn.n_head
+    base, counts = window_losses(model, val, segment, block_size)
+    n = float(counts.sum())
+    check = train.evaluate(model, val, block_size, torch.device("cpu"), segments=[segment])[1][0]
+    assert abs(float(base.sum()) / n - check) < 1e-5, "the knockout's windows are not train.evaluate's"
 
-    def loss(replace):
-        cap = AttentionCapture(model, replace=replace, keep=False) if replace else None
-        try:
-            return train.evaluate(model, val, block_size, torch.device("cpu"), segments=[segment])[1][0]
-        finally:
-            if cap:
-                cap.remove()
+    def row(replace):
+        sums, _ = window_losses(model, val, segment, block_size, replace)
+        diff = (sums - base) / counts  # (windows,) per-token difference in each window
+        return {"val_loss": round(float(sums.sum()) / n, 4), "delta": round(float((sums - base).sum()) / n, 4),
+                "se": round(float(diff.std()) / math.sqrt(len(diff)), 4)}
 
-    intact = loss(None)
-    heads = [{"layer": l + 1, "head": h + 1, "val_loss": round(loss({l: [h]}), 4)} for l in range(L) for h in range(H)]
-    return {"val_loss": round(intact, 4), "heads": heads,
-            "all_heads": round(loss({l: list(range(H)) for l in range(L)}), 4)}
+    heads = [{"layer": l + 1, "head": h + 1, **row({l: [h]})} for l in range(L) for h in range(H)]
+    return {"val_loss": round(float(base.sum()) / n, 4), "windows": len(base), "heads": heads,
+            "all_heads": row({l: list(range(H)) for l in range(L)})}
 
 
 def sentences(texts: list[str]) -> list[tuple[int, int]]:
@@ -494,7 +540,7 @@ def export(cfg: Config, invoked: str) -> dict:
     windows = [(s, min(s + block, hi)) for s in range(lo, hi, block) if min(s + block, hi) - s > 1]
     if cfg.windows:
         windows = windows[: cfg.windows]
-    measured = measure(model, val, punct_of, windows)
+    measured = measure(model, val, punct_of, windows, torch.tensor(holds_punctuation(pieces)))
     contents = content(model, val, windows, cfg.fit_iters)
     trained_scores = score_stats(model, val, windows)
     torch.manual_seed(cfg.seed)  # the run's weights at step 0: train.run seeds torch so before building the model
@@ -540,7 +586,10 @@ def export(cfg: Config, invoked: str) -> dict:
                               " block_size tokens, as the val loss) of the weight on: the previous token (previous), the"
                               " query itself (self), the window's first token (first), earlier occurrences of the query's"
                               " own token (same_token, over queries that have one), the tokens right after such"
-                              " occurrences (induction, over queries that have one), punctuation tokens (punctuation);"
+                              " occurrences (induction, over queries that have one), punctuation tokens (punctuation;"
+                              " the query itself counted when it is one), punctuation tokens before the query"
+                              " (punctuation_before), tokens before the query that hold a punctuation character alone or"
+                              " merged with others, such as '，將' (with_punctuation);"
                               " distance: the mean of t - j under the weights. prefix_average: the same for weights"
                               " 1/(t+1) on every j <= t."),
                      "windows": len(windows), **measured},
@@ -567,7 +616,9 @@ def export(cfg: Config, invoked: str) -> dict:
         "knockout": {"rule": (f"the validation loss over {cfg.book}'s validation tokens (train.evaluate, the run's own"
                               " per-book figure), with one head at a time given the prefix average's weights (1/(t+1) on"
                               " every j <= t; its values and everything else as trained), and with every head at once;"
-                              " no training"), "book": cfg.book, "tokens": hi - lo, "reported": reported, **knock},
+                              " no training. delta: that loss minus the intact one (val_loss); se: the standard error of"
+                              " delta over the windows (the standard deviation of the per-window differences per token,"
+                              " over the square root of the number of windows)"), "book": cfg.book, "tokens": hi - lo, "reported": reported, **knock},
         "passages": passages,
         "selection": {"rule": (f"runs of whole consecutive sentences (each ending with a token holding one of 。！？ or a"
                                " line break whose last character is one of 。！？」』 or a space, after a token that ends the"

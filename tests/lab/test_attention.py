@@ -123,3 +123,42 @@ def test_another_seed_is_written_as_the_failed_run_export_beside_the_lessons(exp
     assert (exported / "export" / "attention.json").read_text(encoding="utf-8") == before
     with pytest.raises(SystemExit, match="file="):
         main(["attention", "--work", str(exported / "runs"), "--out", str(exported / "export"), "file=x.json"])
+
+
+def test_the_export_holds_the_category_free_measures(exported):
+    """content, scores and knockout are in the export, one row per head, and the knockout's intact loss
+    is the run's own validation loss on the measured book."""
+    doc = json.loads((exported / "export" / "attention.json").read_text(encoding="utf-8"))
+    result = json.loads((exported / "runs" / "baseline-s0" / "result.json").read_text(encoding="utf-8"))
+    k = doc["knockout"]
+    assert k["reported"] == next(iter(result["val_by_book"].values())) and abs(k["val_loss"] - k["reported"]) < 2e-4
+    for block in (doc["content"]["heads"], doc["scores"]["trained"]["heads"], doc["scores"]["init"]["unscaled"]["heads"],
+                  k["heads"]):
+        assert [(h["layer"], h["head"]) for h in block] == [(l, h) for l in range(1, 5) for h in range(1, 5)]
+    for h in doc["content"]["heads"]:
+        assert 0 <= h["tv_position"] <= 1 and 0 <= h["tv_prefix"] <= 1
+    assert doc["content"]["queries"] == doc["measures"]["queries"]["all"]
+    ms = doc["measures"]
+    for h in ms["heads"] + [ms["prefix_average"]]:  # whole punctuation before the query is a part of both others
+        assert h["punctuation_before"] <= h["punctuation"] + 1e-4 and h["punctuation_before"] <= h["with_punctuation"] + 1e-4
+
+
+def test_control_keep_carries_the_control_of_the_export_it_replaces(exported, tmp_path):
+    """control=keep: the control block of the export being replaced stays as it was (its runs need not be in
+    the work dir), and only when its baseline arm holds the measured run with the same final losses."""
+    out = tmp_path / "export"
+    out.mkdir()
+    before = json.loads((exported / "export" / "attention.json").read_text(encoding="utf-8"))
+    (out / "attention.json").write_text(json.dumps(before, ensure_ascii=False), encoding="utf-8")
+    args = ["attention", "--work", str(exported / "runs"), "--out", str(out), "passages=1", "min_tokens=6",
+            "max_tokens=30", "control=keep", "progress=false"]
+    main(args)
+    after = json.loads((out / "attention.json").read_text(encoding="utf-8"))
+    assert after["control"] == before["control"] and after["export_config"]["control"] == "keep"
+    before["control"]["baseline"]["val_losses"][0] += 0.01  # another model than the one measured
+    (out / "attention.json").write_text(json.dumps(before, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match="not the same model"):
+        main(args)
+    (out / "attention.json").unlink()
+    with pytest.raises(FileNotFoundError, match="no control block to keep"):
+        main(args)
