@@ -70,3 +70,14 @@ def test_view_and_its_text():
     assert "一视同仁，每个 0.250" in avg["out"]["said"]
     with pytest.raises(ValueError):
         model.view({**model.PARAMS, "query": "昨天"})  # not in the plain sentence
+
+
+def test_the_mask_box_shows_the_mask_that_applies():
+    """Only 查询 · 键 can drop the mask: in the other modes the box shows ticked (and the page disables
+    it), whatever was unticked under 查询 · 键, because those modes still hide the later tokens."""
+    for mode in ("average", "position"):
+        state = model.view({**model.PARAMS, "mode": mode, "mask": False})
+        assert state["mask_on"] is True and not state["qk"]
+        assert any(r["hidden"] for r in state["table"])  # the later tokens stay 「看不见」
+    assert model.view({**model.PARAMS, "mode": "qk", "mask": False})["mask_on"] is False
+    assert model.view({**model.PARAMS, "mode": "qk", "mask": True})["mask_on"] is True

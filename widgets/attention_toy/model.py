@@ -130,6 +130,7 @@ def view(params):
         "tokens": [{"token": tok, "pressed": "true" if j == t else "false"} for j, tok in enumerate(tokens)],
         "table": rows,
         "qk": mode == "qk",
+        "mask_on": mask or mode != "qk",  # what the box shows: only 查询 · 键 can drop the mask
         "out": {"query": tokens[t], "q": vec_text(q), "fetched": shares, "said": said,
                 "sentence": label},
         "announce": said,

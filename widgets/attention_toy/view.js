@@ -42,6 +42,7 @@ export function mount(root, api) {
     );
     if (focused) list.querySelector('[aria-pressed="true"]')?.focus();
     mask.disabled = !state.qk;
+    mask.checked = state.mask_on;
   }
 
   async function refresh() {
