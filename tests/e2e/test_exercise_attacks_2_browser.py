@@ -115,3 +115,45 @@ def test_an_offline_import_outside_the_trimmed_library_says_so_and_works_once_on
     context.unroute("**/python_stdlib.zip")
     run(page)
     assert "1/2" in shown(page)
+
+
+GELU = '[data-exercise="c4/l1/gelu-tanh"]'
+WRONG_GELU = "def gelu(z):\n    return 0.0\n"
+
+
+@pytest.mark.parametrize("code, words, wrong", [
+    ("help(len)\n", "Help on built-in function len", "没有 pydoc"),  # O67
+    ("import asyncio\n\nasync def main():\n    print('hi')\n\nasyncio.run(main())\n", "事件循环", "_cw_run"),  # N51
+    ("x = 1\x00\nprint(x)\n", "第 1 行有一个看不见的空字符", "None"),  # N47
+    ('s = """好吃，\n不好吃，"""  1\n', "第 2 行", "「，」"),  # N54: the comma is inside the string
+    ("def r\u0435lu(z):\n    return max(0.0, z)\n", "U+0435", None),  # N55: a Cyrillic е
+    ("def re\u200dlu(z):\n    return max(0.0, z)\n", "U+200D", None),  # N55: a zero-width joiner
+], ids=["help", "asyncio-run", "nul-byte", "triple-quoted-comma", "cyrillic-e", "zero-width-joiner"])
+def test_minor_messages_say_what_happened(context, served_site, code, words, wrong):
+    """Rank 11: help() said the standard library has no pydoc; asyncio.run() gave a bare error and a
+    warning naming the runtime's file; a NUL byte was on "第 None 行"; a comma inside a triple-quoted
+    string was blamed; a lookalike letter in `relu` got only "还没有找到 `relu`"."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, code)
+    said = run(page)
+    text = said + shown(page)
+    assert words in text, text
+    assert wrong is None or wrong not in text, text
+
+
+def test_warning_filters_and_files_in_site_packages_do_not_outlive_their_run(context, served_site):
+    """Rank 11 (N27, N31): `warnings.simplefilter('error')` made the next exercise's '\\d' a
+    SyntaxError; a fractions.py written to site-packages shadowed the module in another exercise."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "import os, sys, warnings\nwarnings.simplefilter('error')\n"
+                    "site = [p for p in sys.path if p.endswith('site-packages')][0]\n"
+                    "with open(os.path.join(site, 'fractions.py'), 'w') as f:\n    f.write('print(\"SHADOW\")')\n")
+    run(page)
+    page.locator(GELU).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{GELU}[data-ready="true"]', timeout=90_000)
+    type_code(page, "x = '\\d'\nimport fractions\nprint(fractions.Fraction(1, 3) + fractions.Fraction(1, 6))\n"
+              + WRONG_GELU, ex=GELU)
+    said = run(page, ex=GELU)
+    text = shown(page, GELU)
+    assert "检查不对" in said, said + text
+    assert "1/2" in text and "SHADOW" not in text, text

@@ -31,8 +31,10 @@ def run(code):
 cheat, _ = run(CHEAT)
 wrong, _ = run("def double(x):\n    return 0\n")
 _, printed = run("print(6 * 7)\n")
+import warnings
 print(json.dumps({"cheat": (cheat["verdict"] or {}).get("passed"), "wrong": wrong["verdict"]["passed"],
-                  "printed": printed, "dumps": json.dumps([1]), "shadow": os.path.exists("statistics.py")}))
+                  "printed": printed, "dumps": json.dumps([1]), "shadow": os.path.exists("statistics.py"),
+                  "filters": not any(f[0] == "error" and f[2] is Warning for f in warnings.filters)}))
 '''
 
 WRONG = "def double(x):\n    return 0\n"
@@ -48,6 +50,8 @@ CHEATS = {
     "class attribute": "import json\njson.JSONEncoder.encode = lambda self, o: 'x'\n" + WRONG,
     "sys.stdout": "import sys\nsys.stdout = None\n" + WRONG,
     "shadowed module": "open('statistics.py', 'w').write('print(1)')\n" + WRONG,
+    # exercise-attacks-2.md rank 11 (N27): the filter turned the next run's warnings into errors
+    "warnings.simplefilter": "import warnings\nwarnings.simplefilter('error')\n" + WRONG,
 }
 
 
@@ -57,6 +61,7 @@ def test_a_patch_does_not_outlive_its_run(name, tmp_path):
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"cheat": result["cheat"], "wrong": False, "printed": "42\n", "dumps": "[1]", "shadow": False}
+    assert result == {"cheat": result["cheat"], "wrong": False, "printed": "42\n", "dumps": "[1]", "shadow": False,
+                      "filters": True}
     if name in ("C2 verdict", "C2b close in the function", "C15 json.dumps"):
         assert not result["cheat"]  # settle() ran before the check compared: the cheat itself fails too

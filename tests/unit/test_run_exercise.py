@@ -186,3 +186,15 @@ def test_an_import_that_could_not_be_downloaded_is_the_runs_own_error(run_exerci
     error = result["error"]
     assert not result["ran"] and error["line"] == 2 and error["type"] == "ModuleNotFoundError"
     assert "fractions、statistics" in error["hint"] and "约 2.5 MB" in error["hint"] and "连上网" in error["hint"]
+
+
+def test_a_nul_byte_is_named_with_its_line(run_exercise):
+    """exercise-attacks-2.md rank 11 (N47): it was "第 None 行不是合法的 Python"."""
+    result, _, _ = run(run_exercise, "x = 1\nprint(x)\x00\n")
+    assert result["error"]["line"] == 2 and "第 2 行有一个看不见的空字符" in result["error"]["hint"]
+
+
+def test_a_lookalike_letter_in_a_name_is_named(run_exercise):
+    """exercise-attacks-2.md rank 11 (N55): a Cyrillic е made `double` another name, silently."""
+    result, _, _ = run(run_exercise, "def doubl\u0435(x):\n    return 2 * x\n")
+    assert "U+0435" in result["verdict"]["message"] and "长得像英文字母 e" in result["verdict"]["message"]

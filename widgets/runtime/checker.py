@@ -87,6 +87,28 @@ def describe(value, digits=6, depth=0):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+# Characters that look like ASCII letters in an editor but make another name: the zero-width and
+# other invisible format characters, and Cyrillic and Greek letters drawn like Latin ones.
+INVISIBLE = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e"}
+LOOKS_LATIN = dict(zip("аеорсхуіјѕԁһӏАВЕКМНОРСТХІЈЅαονρτυκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                       "aeopcxyijsdhlABEKMHOPCTXIJSaovptukiABEZHIKMNOPTYX"))
+
+
+def _lookalike(name, ns):
+    """A sentence about a name of the student's that reads as `name` but is not (a Cyrillic «е»,
+    a zero-width joiner inside it), or ''."""
+    for other in ns:
+        if not isinstance(other, str) or other.isascii():
+            continue
+        if "".join(LOOKS_LATIN.get(c, c) for c in other if c not in INVISIBLE) != name:
+            continue
+        odd = "、".join(f"「{c}」（U+{ord(c):04X}，看不见的字符）" if c in INVISIBLE else
+                        f"「{c}」（U+{ord(c):04X}，长得像英文字母 {LOOKS_LATIN[c]}）" for c in other if not c.isascii())
+        return (f"你的代码定义了一个看起来一样的名字，但里面有 {odd}：Python 把它当成另一个名字。"
+                f"把这个名字删掉，用英文键盘重新敲一遍 `{name}`。")
+    return ""
+
+
 def _pair(got, expected):
     """Both values at a precision where they differ (six figures, or all of them)."""
     for digits in (6, None):
@@ -140,8 +162,9 @@ def verdict(ns, check, cases, filename=None, settle=lambda: None):
     missing = [name for name in check.get("defines", ()) if name not in ns]
     if missing:
         names = "、".join(f"`{name}`" for name in missing)
+        alike = [_lookalike(name, ns) for name in missing]
         return {"passed": False, "checked": 0, "total": total, "failure": {"kind": "missing", "names": missing},
-                "message": f"还没有找到 {names}：任务要求你的代码定义它。"}
+                "message": f"还没有找到 {names}：任务要求你的代码定义它。" + "".join(a for a in alike if a)}
     you = student(ns)
     results = []  # (got, None) or (None, (error text, line)), up to the first error
     for case in cases:

@@ -5,8 +5,10 @@ The exercises and the widgets share one Python for the visit, so a run that patc
 `math.isclose`, `json.dumps`, `builtins.print`, the checker or a widget's model would
 otherwise change every later run and every widget. snapshot() records, before a run, each
 imported module's names, the attributes of the classes those modules define, the lists and
-settings of `sys`, the environment, the working directory and the files beside it;
-Snapshot.restore() puts them back and forgets the modules the run imported.
+settings of `sys`, the warning filters, the SIGINT and SIGTERM handlers, the environment, the
+working directory and the files beside it and in every folder on `sys.path` (a `fractions.py`
+written to site-packages once shadowed the module in another exercise); Snapshot.restore() puts
+them back and forgets the modules the run imported.
 
 Not covered (deliberate mischief only): objects changed in place deeper than a module's or a
 class's own names (`json.decoder.scanstring.__code__ = ...`), and C-level state such as a
@@ -22,6 +24,7 @@ seeded `random`'s generator (reseeded by the code that uses it).
 import os
 import signal
 import sys
+import warnings
 
 _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: built-in types that no code can patch
 _SYS_LISTS = ("path", "meta_path", "path_hooks")
@@ -71,8 +74,10 @@ class Snapshot:
         self.recursion_limit = sys.getrecursionlimit()
         self.environ = dict(os.environ)
         self.cwd = os.getcwd()
-        self.folders = {folder: _listing(folder) for folder in {self.cwd, *self.sys_lists["path"][:1]} if folder}
-        self.sigint = signal.getsignal(signal.SIGINT)
+        self.folders = {folder: _listing(folder) for folder in {self.cwd, *self.sys_lists["path"]}
+                        if folder and os.path.isdir(folder)}
+        self.handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+        self.warning_filters = list(warnings.filters)
 
     def restore(self):
         sys.settrace(None)
@@ -96,8 +101,21 @@ class Snapshot:
         for folder, names in self.folders.items():
             for name in _listing(folder) - names:  # a file the run wrote (say statistics.py) shadows no module later
                 _remove(os.path.join(folder, name))
-        if signal.getsignal(signal.SIGINT) is not self.sigint:
-            signal.signal(signal.SIGINT, self.sigint)
+        for number, handler in self.handlers.items():
+            if signal.getsignal(number) is not handler:
+                signal.signal(number, handler)
+        if warnings.filters != self.warning_filters:  # warnings.simplefilter('error') once made '\d' a SyntaxError later
+            warnings.filters[:] = self.warning_filters
+            _filters_mutated()
+
+
+def _filters_mutated():
+    """Tell the warnings machinery its filters changed (it caches what they decided)."""
+    for name in ("_filters_mutated_lock_held", "_filters_mutated"):
+        changed = getattr(warnings, name, None)
+        if changed is not None:
+            changed()
+            return
 
 
 def snapshot():

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 
 import _cw_checker as checker
 from _cw_bridge import TimeUp
@@ -71,7 +72,8 @@ def _no_input(prompt=""):
 
 
 def imported_modules(code):
-    """The top-level modules the code imports by name (none when it is not valid Python).
+    """The top-level modules the code imports by name (none when it is not valid Python), and
+    pydoc where it calls help().
 
     >>> sorted(imported_modules("import fractions, os.path\\nfrom statistics import mean"))
     ['fractions', 'os', 'statistics']
@@ -86,6 +88,8 @@ def imported_modules(code):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "help":
+            names.add("pydoc")  # help() imports it when called
     return names
 
 
@@ -149,10 +153,10 @@ def _ascii_for(char):
     return None
 
 
-def _code_part(line):
-    """(column, character) of a line outside its strings and its comment: a full-width comma in
-    `# 负数变成 0，其余原样返回` or in "好吃，不好吃" is no error."""
-    quote = None
+def _split(line, quote=None):
+    """([(column, character)] of a line outside its strings and its comment, the triple quote
+    still open at its end or None). `quote`: the triple-quoted string the line starts inside."""
+    code = []
     i = 0
     while i < len(line):
         char = line[i]
@@ -163,16 +167,32 @@ def _code_part(line):
                 i += len(quote) - 1
                 quote = None
         elif char == "#":
-            return
+            break
         elif char in "'\"":
             quote = line[i:i + 3] if line[i:i + 3] in _TRIPLE else char
             i += len(quote) - 1
         else:
-            yield i + 1, char
+            code.append((i + 1, char))
         i += 1
+    return code, quote if quote in _TRIPLE else None
 
 
-def _slip(error):
+def _code_part(line, quote=None):
+    """(column, character) of a line outside its strings and its comment: a full-width comma in
+    `# 负数变成 0，其余原样返回` or in "好吃，不好吃" is no error; nor one in a triple-quoted string
+    begun on an earlier line (`quote`)."""
+    return _split(line, quote)[0]
+
+
+def _quote_at(source_lines, line):
+    """The triple-quoted string that line `line` (from 1) of the code starts inside, or None."""
+    quote = None
+    for text in source_lines[:max(line - 1, 0)]:
+        quote = _split(text, quote)[1]
+    return quote
+
+
+def _slip(error, source_lines=()):
     """(column, character, name, replacement) of the character a SyntaxError is about, or None."""
     text = error.text or ""
     match = _INVALID.search(error.msg or "")
@@ -185,7 +205,12 @@ def _slip(error):
         column = offset if 0 < offset <= len(text) and text[offset - 1] == char else None
         return column or next((c for c, ch in _code_part(text) if ch == char), offset), char, *found
     if "invalid" in (error.msg or ""):  # "invalid syntax": a slip in the code, not in a string or comment
-        for column, char in _code_part(text):
+        line = error.lineno or 0
+        if 0 < line <= len(source_lines):  # the line as written, and whether a string begun above runs on in it
+            text, quote = source_lines[line - 1], _quote_at(source_lines, line)
+        else:
+            quote = None
+        for column, char in _code_part(text, quote):
             found = _ascii_for(char)
             if found:
                 return column, char, *found
@@ -194,8 +219,11 @@ def _slip(error):
 
 def explain_syntax(error, source_lines=()):
     """One line of Chinese for a SyntaxError (IndentationError and TabError included)."""
-    line = error.lineno
-    found = _slip(error)
+    line = error.lineno or _nul_line(source_lines)
+    if "null bytes" in (error.msg or ""):
+        where = f"第 {line} 行" if line else "代码里"
+        return f"{where}有一个看不见的空字符（NUL，U+0000），Python 不认它：删掉它（从别处复制来的文字有时带着它）。"
+    found = _slip(error, source_lines)
     if found:
         column, char, name, ascii_char = found
         if char in FULL_WIDTH:
@@ -216,7 +244,12 @@ def explain_syntax(error, source_lines=()):
         return f"第 {line} 行末尾少了冒号「:」：def、if、for、while、else 这样的行要以半角冒号结尾。"
     if "was never closed" in error.msg or "unmatched" in error.msg or "does not match" in error.msg:
         return f"第 {line} 行附近的括号没有配对：数一数左括号和右括号。"
-    return f"第 {line} 行不是合法的 Python（{error.msg}）。"
+    return f"{f'第 {line} 行' if line else '这段代码'}不是合法的 Python（{error.msg}）。"
+
+
+def _nul_line(source_lines):
+    """The first line (from 1) that holds a NUL character, or None."""
+    return next((i for i, text in enumerate(source_lines, 1) if "\0" in text), None)
 
 
 def _name(name):
@@ -229,7 +262,14 @@ def explain(error):
     if isinstance(error, RecursionError):
         return "递归太深：函数一直在调用自己。检查停下来的条件（比如 n == 0 时直接返回）。"
     if isinstance(error, ModuleNotFoundError):
-        return f"浏览器里的 Python 只有标准库，没有 {_name(str(error.name))}。"
+        name = str(error.name or "")
+        if name.split(".")[0] in sys.stdlib_module_names:  # imported by a module or by help(), not by the code
+            return (f"{_name(name)} 属于 Python 的标准库，但网页里的 Python 为了下载快只带了常用的模块："
+                    f"在代码里直接写 `import {_name(name.split('.')[0])}`，运行时会自动下载完整的标准库。")
+        return f"浏览器里的 Python 只有标准库，没有 {_name(name)}（它要另外安装）。"
+    if isinstance(error, RuntimeError) and "running event loop" in str(error):
+        return ("网页里的 Python 已经有一个事件循环在运行，所以 asyncio.run() 在这里用不了。"
+                "练习用不到协程；想试 async，请在自己电脑上的 Python 里试。")
     if isinstance(error, NameError):
         return (f"名字 {_name(error.name)} 还没有定义：检查拼写（大小写不同就是不同的名字），以及它是否在使用之前就赋值了。"
                 if getattr(error, "name", None) else "")
@@ -277,7 +317,7 @@ def describe_error(error, source_lines):
     """{"type", "line", "text" (the traceback as Python prints it, the student's frames only),
     "hint" (Chinese, maybe '')}, each cut to a size the page can draw at once."""
     if isinstance(error, SyntaxError):
-        line = error.lineno
+        line = error.lineno or _nul_line(source_lines)
         return {"type": type(error).__name__, "line": line, "text": _cut(_exception_text(error), MAX_ERROR_MESSAGE),
                 "hint": _cut(explain_syntax(error, source_lines), MAX_HINT)}
     frames = _own_frames(error.__traceback__)
@@ -292,6 +332,13 @@ def describe_error(error, source_lines):
     lines.append(_cut(_exception_text(error), MAX_ERROR_MESSAGE))
     return {"type": type(error).__name__, "line": frames[-1].lineno if frames else None,
             "text": "".join(lines), "hint": _cut(explain(error), MAX_HINT)}
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """warnings.showwarning during a run: the student's line, never a file of the runtime's
+    (`/home/pyodide/_cw_run.py:286` once appeared under asyncio.run's warning)."""
+    where = f"（第 {lineno} 行）" if filename == FILENAME else ""
+    (file or sys.stderr).write(f"{category.__name__}: {message}{where}\n")
 
 
 def _capped_recursion_limit(set_limit, emit):
@@ -348,6 +395,7 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
 
     def guarded():  # what the student's code may call; settle() puts Python's own back, so again after it
         sys.setrecursionlimit = _capped_recursion_limit(set_limit, emit)
+        warnings.showwarning = _show_warning
 
     def settled():
         settle()
