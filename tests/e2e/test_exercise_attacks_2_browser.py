@@ -1,6 +1,8 @@
 """Round 2 of the attacks on the exercises (../shared/reviews/exercise-attacks-2.md), replayed in
 Chromium on the built site: each test names the rank and the row it replays, and failed before
-the fix it covers."""
+the fix it covers (except the last, a guard for a press that was never lost)."""
+import time
+
 import pytest
 
 from test_exercise_attacks_browser import COUNT_WORKERS, workers
@@ -157,3 +159,25 @@ def test_warning_filters_and_files_in_site_packages_do_not_outlive_their_run(con
     text = shown(page, GELU)
     assert "检查不对" in said, said + text
     assert "1/2" in text and "SHADOW" not in text, text
+
+
+def test_run_pressed_before_python_is_ready_waits_with_its_progress_and_runs(browser, served_site):
+    """Beside the report's swallowed 开始训练: an exercise's 运行 pressed while Pyodide still
+    downloads is not lost either. The verdict line shows Python's start-up, then the run's result
+    (a guard: exercise runs were already queued behind the boot)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        def slow(route):
+            time.sleep(3)
+            route.continue_()
+        context.route("**/pyodide.asm.wasm", slow)
+        page = open_exercise(context, served_site[1])
+        type_code(page, "print(6 * 7)\n")
+        page.locator(f"{FFN} button[data-action=run]").click()
+        page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').textContent.includes('Python')")
+        assert verdict(page).get_attribute("data-kind") == "running"
+        page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'",
+                               timeout=90_000)
+        assert shown(page).startswith("42")
+    finally:
+        context.close()

@@ -2,6 +2,7 @@
 reload to the run where it was, download; settings refused in words; the page stays responsive;
 a 375 px phone, no JavaScript (the reference run), keyboard only, axe-core."""
 import json
+import time
 
 import pytest
 
@@ -78,6 +79,29 @@ def test_stop_continue_and_responsive(browser, served_site):
     page.click(f'{W} [data-action="continue"]')
     page.wait_for_function(f"Number(document.querySelector('{W} [data-out=\"step\"]').textContent) > {int(stopped)}")
     page.click(f'{W} [data-action="stop"]')
+    context.close()
+
+
+def test_start_pressed_before_python_is_ready_is_performed_when_it_is(browser, served_site):
+    """exercise-attacks-2.md, found beside it: 开始训练 pressed as soon as it is shown, before Python
+    was ready, was swallowed: no training and no message for as long as the student waited (80 s).
+    The press is kept, said beside the button with Python's progress, and performed once ready."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def slow(route):  # Pyodide arrives late: the press certainly comes before Python is ready
+        time.sleep(3)
+        route.continue_()
+    context.route("**/pyodide.asm.wasm", slow)
+    page = context.new_page()
+    page.goto(served_site[1] + PAGE)
+    page.locator(W).scroll_into_view_if_needed()
+    set_settings(page, n_embd=16, block_size=8, steps=20)
+    assert page.get_attribute(W, "data-ready") != "true"
+    page.click(f'{W} [data-action="start"]')
+    note = page.locator(f'{W} [data-action="start"] + .cw-pending')
+    assert "开始训练" in note.inner_text()  # said at once, beside the button
+    settle_step(page, "20")
+    assert note.count() == 0
     context.close()
 
 

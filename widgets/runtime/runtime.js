@@ -611,6 +611,10 @@ function statusOf(root, title) {
     line.dataset.status = kind;
     text.textContent = message;
     bar.hidden = !busy;
+    if (kind === "loading") {
+      root.cwProgress = message;
+      heldNote(root, message);
+    }
   };
   return {
     progress: (message) => set("loading", message, true),
@@ -621,6 +625,64 @@ function statusOf(root, title) {
       set("error", message, false);
     },
   };
+}
+
+// --- a press before the widget is live ----------------------------------------------------------
+
+// A widget's view listens to its buttons only once it is mounted, after Python has started: a
+// button pressed before that (开始训练 as soon as it is shown) would do nothing, silently. The
+// press is held instead: said beside the button, with Python's start-up progress, and performed
+// once the view is mounted; a widget that fails to start, or a button its view has disabled,
+// says beside the button that the press was not performed. Only the latest press is kept.
+const labelOf = (control) => control.textContent.trim() || control.getAttribute("aria-label") || "这个按钮";
+
+function heldNote(root, progress) {
+  const control = root.cwPressed;
+  if (!control) return;
+  let note = root.querySelector(".cw-pending");
+  if (!note) {
+    note = document.createElement("span");
+    note.className = "cw-pending";
+    note.setAttribute("role", "status");
+  }
+  if (note.previousElementSibling !== control) control.after(note);
+  note.dataset.state = "waiting";
+  note.textContent = `${progress || "正在启动 Python…"} 启动好后会执行「${labelOf(control)}」。`;
+}
+
+function holdPresses(root) {
+  root.addEventListener("click", (event) => {
+    if (root.dataset.ready === "true") return;
+    const control = event.target.closest("button");
+    if (!control || control.disabled || !root.contains(control)) return;
+    root.cwPressed = control;
+    heldNote(root, root.cwProgress);
+    activate(root);
+  }, true);
+}
+
+// The view is mounted: the held press is performed, or said not to be.
+function releasePress(root) {
+  const control = root.cwPressed;
+  root.cwPressed = null;
+  const note = root.querySelector(".cw-pending");
+  if (!control) return;
+  if (control.isConnected && !control.disabled) {
+    note?.remove();
+    control.click();
+  } else if (note) {
+    note.dataset.state = "refused";
+    note.textContent = `「${labelOf(control)}」没有执行：组件启动后它暂时不能按，看组件里的说明。`;
+  }
+}
+
+function refusePress(root) {
+  const control = root.cwPressed;
+  root.cwPressed = null;
+  const note = root.querySelector(".cw-pending");
+  if (!control || !note) return;
+  note.dataset.state = "refused";
+  note.textContent = `「${labelOf(control)}」没有执行：组件没能启动（原因见组件下方），再按一次会重试。`;
 }
 
 // After a failure the widget waits for the reader: the next touch tries again.
@@ -685,10 +747,12 @@ function activate(root) {
       root.dataset.ready = "true";
       delete root.dataset.failed;
       status.ready(python);
+      releasePress(root);
     } catch (error) {
       status.failed(error);
       root.dataset.failed = "true";
       root.cwActivation = null;
+      refusePress(root);
       armWake(root);
     }
   })();
@@ -781,6 +845,7 @@ function scan() {
   for (const root of roots) {
     watch(root.closest(".md-content__inner > *") || root, root);
     armWake(root);
+    holdPresses(root);
   }
 }
 
