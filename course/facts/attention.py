@@ -268,6 +268,8 @@ def failed_run_heads(control, other):
            "distance": sum(h["distance"] for h in heads) / len(heads), "blind_distance": blind["distance"]}
     # Where it differs from a healthy run: the weight its first layer's heads put on the query itself.
     out["first_layer_self"] = [h["self"] for h in heads if h["layer"] == 1]
+    content = other.get("content")
+    out["picking"] = ([h for h in content["heads"] if h["tv_position"] >= NAME_SHARE] if content else None)
     return out
 
 
@@ -307,7 +309,86 @@ def attention_facts(doc, card=None, extra=None, failed_run=None):
         "open_query": typical_query(doc, best["previous"]["layer"], best["previous"]["head"]),
     }
     out["failed_heads"] = failed_run_heads(out["control"], failed_run)
+    out["content"] = content_facts(doc, best["previous"])
+    out["knockout"] = knockout_facts(doc)
+    out["scores"] = score_facts(doc, doc["model_config"]["head_dim"])
+    d = doc["model_config"]["d_model"]
+    out["value_out"] = {"free": d * d, "nominal": 2 * d * d}  # the control's W_V W_O: one d x d product a layer
     return out
+
+
+# A head picks by content, by a measure that needs no category: at least CONTENT_SHARE of its weight
+# (total variation, averaged over every query of the book) sits where its best position-only weights
+# (one score per look-back distance, fitted to the head over the whole book) do not put it.
+CONTENT_SHARE = NAME_SHARE
+
+
+def by_head(rows):
+    return {(r["layer"], r["head"]): r for r in rows}
+
+
+def content_facts(doc, previous):
+    """The category-free measure (doc["content"]): each head's distance from its best position-only
+    weights (tv_position) and from the prefix average (tv_prefix), ranked; the heads at or above
+    CONTENT_SHARE; the previous-token head's pair. None before the export holds it."""
+    c = doc.get("content")
+    if not c:
+        return None
+    heads = c["heads"]
+    ranked = sorted(heads, key=lambda h: (-h["tv_position"], h["layer"], h["head"]))
+    picking = [h for h in ranked if h["tv_position"] >= CONTENT_SHARE]
+    low = sorted(heads, key=lambda h: (h["tv_position"], h["layer"], h["head"]))
+    prev = by_head(heads)[(previous["layer"], previous["head"])]
+    return {"heads": heads, "by_head": by_head(heads), "ranked": ranked, "picking": picking, "share": CONTENT_SHARE,
+            "previous": prev, "lowest": low[0], "queries": c["queries"],
+            "place_gap": max(h["tv_position"] - h["tv_place"] for h in heads),
+            "position_below_prefix": all(h["tv_position"] <= h["tv_prefix"] + 1e-9 for h in heads)}
+
+
+def knockout_facts(doc):
+    """The per-head knockout (doc["knockout"]): each head's loss rise when its weights become the prefix
+    average, with h = t(0.975, windows - 1) * se (the spread over the windows of the same text: the same
+    model, so no seed noise), ranked; the heads whose rise exceeds h, those within it, those whose
+    loss falls beyond it; every head at once. None before the export holds it."""
+    k = doc.get("knockout")
+    if not k:
+        return None
+    t = seeds.t_quantile(k["windows"] - 1)
+    heads = [{**h, "h": t * h["se"]} for h in k["heads"]]
+    ranked = sorted(heads, key=lambda h: (-h["delta"], h["layer"], h["head"]))
+    rises = [h for h in ranked if h["delta"] > h["h"]]
+    within = [h for h in heads if abs(h["delta"]) <= h["h"]]
+    falls = [h for h in heads if h["delta"] < -h["h"]]
+    every = {**k["all_heads"], "h": t * k["all_heads"]["se"]}
+    return {"heads": heads, "by_head": by_head(heads), "ranked": ranked, "rises": rises, "within": within,
+            "falls": falls, "all": every, "val_loss": k["val_loss"], "book": k["book"], "tokens": k["tokens"],
+            "windows": k["windows"], "t": t, "sum_single": sum(h["delta"] for h in heads)}
+
+
+def score_facts(doc, head_dim):
+    """The scores q.k / sqrt(d_k) (doc["scores"]): per head after training, their spread over the keys a
+    query sees, the mean largest weight and the share of saturated queries; at initialisation (the same
+    recipe, seed for seed) the same scaled and unscaled (no division), averaged over the heads. None before
+    the export holds them."""
+    sc = doc.get("scores")
+    if not sc:
+        return None
+    trained, init = sc["trained"]["heads"], sc["init"]
+
+    def mean(rows, key):
+        return sum(r[key] for r in rows) / len(rows)
+
+    sharpest = max(trained, key=lambda h: (h["saturated"], h["top_weight"], -h["layer"], -h["head"]))
+    widest = max(trained, key=lambda h: (h["score_sd"], -h["layer"], -h["head"]))
+    return {"heads": trained, "by_head": by_head(trained), "saturated_at": sc["saturated_at"],
+            "sd_min": min(h["score_sd"] for h in trained), "sd_max": max(h["score_sd"] for h in trained),
+            "widest": widest, "sharpest": sharpest,
+            "saturating": [h for h in trained if h["saturated"] > 0],
+            "init": {k: {"sd": mean(init[k]["heads"], "score_sd"), "top": mean(init[k]["heads"], "top_weight"),
+                         "top_max": max(h["top_weight"] for h in init[k]["heads"]),
+                         "saturated": max(h["saturated"] for h in init[k]["heads"]),
+                         "slope": mean(init[k]["heads"], "slope")} for k in ("scaled", "unscaled")},
+            "prefix_average": sc["prefix_average"], "sqrt_dk": head_dim ** 0.5}
 
 
 def baseline_extra(doc, data):

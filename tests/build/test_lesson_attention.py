@@ -230,5 +230,86 @@ def test_the_previous_token_heads_exceptions_are_counted_from_the_passages(site_
     shares = []
     for p in facts["data"]["passages"]:
         last = p["weights"][b["layer"] - 1][b["head"] - 1][-1]
-        shares.append(numfmt.pct(last[-2] / 1000, 0))
+        shares.append(numfmt.pct(last[-2] / 1000, 1))
     assert f"它给前一个 token 的只有 {'、'.join(shares)}" in text_of(site_dir)
+
+
+def t975(df):
+    """Student's t, two-sided 95 %, by the Cornish-Fisher expansion around the normal (error < 1e-4 for
+    df >= 30), or the printed table above for small df."""
+    if df in T975:
+        return T975[df]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+
+
+def test_the_category_free_table_reads_the_export(site_dir):
+    """真模型's second table: for every head its distance to the best position-only weights and to the
+    prefix average, its knockout's loss change ± t * se, its score spread and saturated share, as the
+    export holds them; the heads the page says pick by content are those at 30 % or more."""
+    doc = load_data(ROOT / "data", ROOT)["real-model/attention/attention"]
+    text = text_of(site_dir)
+    if "content" not in doc:
+        assert "不分类地量" not in text
+        return
+    cells = [htmllib.unescape(re.sub(r"<[^>]+>", "", x)).strip()
+             for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
+    content = {(h["layer"], h["head"]): h for h in doc["content"]["heads"]}
+    knock = {(h["layer"], h["head"]): h for h in doc["knockout"]["heads"]}
+    scores = {(h["layer"], h["head"]): h for h in doc["scores"]["trained"]["heads"]}
+    t = t975(doc["knockout"]["windows"] - 1)
+    rows = [i for i, c in enumerate(cells) if re.fullmatch(r"\d · \d", c)]
+    second = rows[len(content):]  # the first table lists every head first
+    assert len(second) == len(content)
+    for i in second:
+        key = tuple(int(x) for x in cells[i].split(" · "))
+        c, k, s = content[key], knock[key], scores[key]
+        assert cells[i + 2] == numfmt.pct(c["tv_position"], 0) and cells[i + 3] == numfmt.pct(c["tv_prefix"], 0)
+        assert cells[i + 4] == f"{numfmt.signed(k['delta'], 3)} ± {numfmt.num(t * k['se'], 3)}", key
+        assert cells[i + 5] == numfmt.num(s["score_sd"], 2) and cells[i + 6] == numfmt.pct(s["saturated"], 1)
+    picking = sorted((h for h in doc["content"]["heads"] if h["tv_position"] >= 0.3),
+                     key=lambda h: (-h["tv_position"], h["layer"], h["head"]))
+    if picking:
+        names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['tv_position'], 0)}）" for h in picking)
+        assert f"有 {len(picking)} 个至少把 30% 的权重放在任何只看距离的权重都给不到的地方：{names}。" in text
+    rises = [h for h in doc["knockout"]["heads"] if h["delta"] > t * h["se"]]
+    assert (f"有 {len(rises)} 个头让损失升高超出误差" in text) == bool(rises)
+    every = doc["knockout"]["all_heads"]["delta"]
+    assert f"{len(content)} 个头一起换，损失升高 {numfmt.num(every, 3)}" in text
+    assert "按内容挑的证据很弱" not in text  # the six categories are not the model
+
+
+def test_sqrt_dk_is_said_for_our_own_init_and_training(site_dir):
+    """④ 第 4 步: what the division does in our regime, from the export's scores at init (scaled and
+    unscaled, the same recipe and seed) and after training."""
+    doc = load_data(ROOT / "data", ROOT)["real-model/attention/attention"]
+    text = text_of(site_dir)
+    if "scores" not in doc:
+        return
+    sc = doc["scores"]
+    un, scaled = sc["init"]["unscaled"]["heads"], sc["init"]["scaled"]["heads"]
+    mean = lambda rows, k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
+    assert f"标准差除以 8 时是 {mean(scaled, 'score_sd'):.2f}，不除时是 {mean(un, 'score_sd'):.2f}" in text
+    assert f"就算不除，最大的权重平均也只有 {mean(un, 'top_weight'):.3f}" in text
+    saturated = max(h["saturated"] for h in un)
+    assert ("没有一个查询把 99% 以上的权重给一个 token" in text) == (saturated == 0)
+    assert ("也不会饱和：我们的分数本来就小" in text) == (saturated == 0)
+    trained = [h["score_sd"] for h in sc["trained"]["heads"]]
+    assert f"训练后各个头的分数标准差在 {min(trained):.2f}–{max(trained):.2f} 之间" in text
+
+
+def test_the_review_findings_stay_fixed(site_dir):
+    """Sentences the c3-l1 review found wrong: ⑨'s 「完全一样」 holds in the first layer only; the sink is
+    not said to be a matter of size and cites its sources; RMSNorm is explained where it is first used;
+    ⑥ says how others set the constant."""
+    text = text_of(site_dir)
+    assert "在第一层，它的分数、权重和取回的内容就完全一样。从第二层起就不一定了" in text
+    assert "大模型里常见的一种头" not in text
+    if "attention sink" in text and "我们的模型里没有" in text:
+        assert "Xiao 等 2023" in text and "Gu 等 2024" in text
+        qiu = load_data(ROOT / "data", ROOT)["papers"]["qiu2025"]["rows"]
+        assert f"从 {numfmt.pct(qiu[0]['first_token_share'])} 降到 {numfmt.pct(qiu[1]['first_token_share'])}" in text
+    assert "RMSNorm（C4 第 3 课" in text or "RMSNorm（第 3 课" in text or re.search(r"RMSNorm（[^）]*把每个位置的向量缩放", text)
+    for words in ("T5 的分数不除以", "Gemma 2", "μP"):
+        assert words in text
+    assert "前面有 100 个位置时，连同自己一共 101 个，每个只分到 1/101" in text

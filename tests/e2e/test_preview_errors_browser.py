@@ -45,7 +45,7 @@ def preview(scratch_project, tmp_path):
                               cwd=scratch_project, stdout=log, stderr=subprocess.STDOUT,
                               env={**os.environ, "SITE_URL": url, "NO_MKDOCS_2_WARNING": "1"})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + WAIT_MS / 1000  # the first build, as long as a rebuild
         while True:
             assert server.poll() is None, (tmp_path / "serve.log").read_text()
             try:
