@@ -266,12 +266,16 @@ def test_the_category_free_table_reads_the_export(site_dir):
         c, k, s = content[key], knock[key], scores[key]
         assert cells[i + 2] == numfmt.pct(c["tv_position"], 0) and cells[i + 3] == numfmt.pct(c["tv_prefix"], 0)
         assert cells[i + 4] == f"{numfmt.signed(k['delta'], 3)} ± {numfmt.num(t * k['se'], 3)}", key
-        assert cells[i + 5] == numfmt.num(s["score_sd"], 2) and cells[i + 6] == numfmt.pct(s["saturated"], 1)
+        assert cells[i + 5] == numfmt.num(s["score_sd"], 2) and cells[i + 6] == numfmt.num(s["top_weight"], 3)
+        assert cells[i + 7] == numfmt.pct(s["saturated"], 1)
     picking = sorted((h for h in doc["content"]["heads"] if h["tv_position"] >= 0.3),
                      key=lambda h: (-h["tv_position"], h["layer"], h["head"]))
     if picking:
         names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['tv_position'], 0)}）" for h in picking)
         assert f"有 {len(picking)} 个至少把 30% 的权重放在任何只看距离的权重都给不到的地方：{names}。" in text
+    prev = max(doc["measures"]["heads"], key=lambda h: (h["previous"], -h["layer"], -h["head"]))
+    pc = content[(prev["layer"], prev["head"])]
+    assert ("它主要按位置挑，起名字的规则说的没错" in text) == (pc["tv_position"] <= 0.5 * pc["tv_prefix"])
     rises = [h for h in doc["knockout"]["heads"] if h["delta"] > t * h["se"]]
     assert (f"有 {len(rises)} 个头让损失升高超出误差" in text) == bool(rises)
     every = doc["knockout"]["all_heads"]["delta"]
