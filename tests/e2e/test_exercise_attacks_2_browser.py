@@ -181,3 +181,17 @@ def test_run_pressed_before_python_is_ready_waits_with_its_progress_and_runs(bro
         assert shown(page).startswith("42")
     finally:
         context.close()
+
+
+def test_a_run_that_leaves_python_bloated_retires_its_worker(context, served_site):
+    """Rank 4 (N45): `bytearray(1_500_000_000)` raised the browser's memory by 1.44 GB for the rest
+    of the visit (WebAssembly memory never shrinks; only 停止 gave it back). A worker that one run
+    left over 512 MB is replaced after the run, and the next run starts in a small one."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "big = bytearray(700_000_000)\nprint(len(big))\n")
+    run(page)
+    assert shown(page).startswith("700000000")
+    page.wait_for_function("window.__workers.ended >= 1", timeout=10_000)
+    type_code(page, "import pyodide_js\nprint(pyodide_js._module.HEAP8.length < 512 * 2**20)\n")
+    run(page)
+    assert shown(page).startswith("True"), shown(page)

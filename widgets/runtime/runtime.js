@@ -45,6 +45,10 @@ const ACCEPT_MS = 5000;
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
 const MAX_REPLAYS = 2; // a queued call re-sent after another widget's runaway restarted Python
+// An exercise's run that left Pyodide's memory bigger than this (`bytearray(1_500_000_000)`, a list
+// of 10⁸ floats) retires its worker: WebAssembly memory never shrinks, so it would hold the
+// memory for the rest of the visit. The spare, where there is one, takes over at once.
+const RETIRE_HEAP_BYTES = 512 * 1024 * 1024;
 const WAKE_EVENTS = ["pointerdown", "focusin", "keydown"];
 const IDLE_TIMEOUT_MS = 5000; // warm up after this long even if the browser never seems idle
 const NO_IDLE_CALLBACK_MS = 300; // where requestIdleCallback is missing (Safari): wait this long after load
@@ -390,7 +394,7 @@ function runaway(id) {
   if (job) job.engine.restart(id, new WidgetError("runaway", job.widget, job.limitMs / 1000));
 }
 
-function settle({ id, ok, result, kind, error }) {
+function settle({ id, ok, result, kind, error, heap }) {
   const job = pending.get(id);
   if (!job) return;
   pending.delete(id);
@@ -413,6 +417,10 @@ function settle({ id, ok, result, kind, error }) {
     job.resolve(JSON.parse(result));
   } catch (parseError) {
     job.reject(new WidgetError("result", job.widget, `${parseError.message}: ${String(result).slice(0, 120)}`));
+  }
+  if (job.exercise && heap > RETIRE_HEAP_BYTES) {
+    console.info(`${job.engine.name}: an exercise left ${Math.round(heap / 2 ** 20)} MB of memory; its worker is replaced`);
+    job.engine.restart(null, null);
   }
 }
 

@@ -13,7 +13,7 @@
 //               {type: "ping"}  -> {type: "pong"} at once (this worker still answers: the page's watchdog)
 //               {type: "started", id}   (the call's time limit starts now)
 //               {type: "output", id, stream, text}   what an exercise prints, batched, up to MAX_OUTPUT
-//               {id, ok: true, result: "<json>"}
+//               {id, ok: true, result: "<json>", heap?}  heap: after an exercise, the memory's size in bytes
 //               {id, ok: false, kind: "model" | "result" | "runaway" | "runtime" | "stack", error}
 // URLs come from this file's own URL, so the site works under any base path.
 const INDEX_URL = new URL("../../assets/vendor/pyodide/", import.meta.url).href;
@@ -253,6 +253,9 @@ async function handle({ id, type, folder, url, modules = [], fn, params, limitMs
   throw new Error(`unknown message type ${type}`);
 }
 
+// The size of this Python's WebAssembly memory, in bytes (0 if it cannot be read).
+const heapBytes = () => pyodide?._module?.HEAP8?.length ?? 0;
+
 // How each engine words a JavaScript stack overflow (Chromium and WebKit; Firefox).
 const STACK_OVERFLOW = /Maximum call stack size exceeded|too much recursion/i;
 
@@ -294,7 +297,10 @@ self.onmessage = async ({ data }) => {
   inside++;
   try {
     await booted;
-    postMessage({ id: data.id, ok: true, result: await handle(data) });
+    const result = await handle(data);
+    // An exercise's run says how big this Python's memory has grown: WebAssembly memory never
+    // shrinks, so the page replaces a worker that one run left bloated (runtime.js, RETIRE_HEAP_BYTES).
+    postMessage({ id: data.id, ok: true, result, ...(data.type === "exercise" && { heap: heapBytes() }) });
   } catch (error) {
     // run_exercise.py catches the student's errors itself: one that reaches here means this
     // Python is broken, and the page starts another. Past the deadline it is the time limit
