@@ -152,3 +152,40 @@ def test_a_failed_runs_own_head_measures_are_read_only_for_a_run_the_health_chec
     healthy_seed = next(s for s in doc["control"]["baseline"]["seeds"] if s != seed)
     assert attention.failed_run_heads(control, {**other, "export_config": {"variant": "baseline", "seed": healthy_seed}}) is None
     assert attention.failed_run_heads(control, None) is None
+
+
+def test_the_category_free_facts_read_the_export_by_their_rules():
+    """content: heads at 30 % or more of weight off their best position-only weights, strongest first;
+    knockout: a rise counts beyond t(0.975, windows - 1) * se (t written from a printed table for df 9);
+    scores: the spread's range and the sharpest head by saturated share; None before the export has them."""
+    heads = [{"layer": 1, "head": h} for h in (1, 2, 3)]
+    doc = {"content": {"queries": 100, "heads": [
+               {**heads[0], "tv_position": 0.45, "tv_prefix": 0.6, "tv_place": 0.44, "kl_position": 0.5},
+               {**heads[1], "tv_position": 0.1, "tv_prefix": 0.7, "tv_place": 0.1, "kl_position": 0.1},
+               {**heads[2], "tv_position": 0.3, "tv_prefix": 0.31, "tv_place": 0.29, "kl_position": 0.3}]},
+           "knockout": {"windows": 10, "val_loss": 5.0, "book": "b.txt", "tokens": 2560,
+                        "all_heads": {"val_loss": 6.0, "delta": 1.0, "se": 0.01},
+                        "heads": [{**heads[0], "val_loss": 5.03, "delta": 0.03, "se": 0.01},
+                                  {**heads[1], "val_loss": 5.02, "delta": 0.02, "se": 0.01},
+                                  {**heads[2], "val_loss": 4.97, "delta": -0.03, "se": 0.01}]},
+           "scores": {"saturated_at": 0.99, "prefix_average": {"top_weight": 0.02, "slope": 0.98},
+                      "trained": {"queries": 100, "heads": [
+                          {**heads[0], "score_sd": 1.5, "top_weight": 0.3, "saturated": 0.0, "slope": 0.8},
+                          {**heads[1], "score_sd": 4.0, "top_weight": 0.8, "saturated": 0.2, "slope": 0.2},
+                          {**heads[2], "score_sd": 0.8, "top_weight": 0.1, "saturated": 0.0, "slope": 0.95}]},
+                      "init": {k: {"queries": 100, "heads": [{**h, "score_sd": sd, "top_weight": 0.03, "saturated": 0.0,
+                                                               "slope": 0.97} for h in heads]}
+                               for k, sd in (("scaled", 0.1), ("unscaled", 0.8))}}}
+    c = attention.content_facts(doc, {"layer": 1, "head": 2})
+    assert [(h["layer"], h["head"]) for h in c["picking"]] == [(1, 1), (1, 3)] and c["previous"]["tv_position"] == 0.1
+    k = attention.knockout_facts(doc)
+    h = 2.262 * 0.01  # t(0.975, 9) * se
+    assert k["by_head"][(1, 1)]["h"] == pytest.approx(h, abs=1e-3)
+    assert [(r["layer"], r["head"]) for r in k["rises"]] == [(1, 1)]  # 0.02 < h: within
+    assert [(r["layer"], r["head"]) for r in k["within"]] == [(1, 2)] and [(r["layer"], r["head"]) for r in k["falls"]] == [(1, 3)]
+    s = attention.score_facts(doc, 64)
+    assert (s["sd_min"], s["sd_max"]) == (0.8, 4.0) and (s["sharpest"]["layer"], s["sharpest"]["head"]) == (1, 2)
+    assert s["init"]["unscaled"]["sd"] == pytest.approx(0.8) and s["sqrt_dk"] == 8.0
+    assert [(r["layer"], r["head"]) for r in s["saturating"]] == [(1, 2)]
+    assert attention.content_facts({}, {"layer": 1, "head": 1}) is None and attention.knockout_facts({}) is None
+    assert attention.score_facts({}, 64) is None
