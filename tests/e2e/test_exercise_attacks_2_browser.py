@@ -195,3 +195,77 @@ def test_a_run_that_leaves_python_bloated_retires_its_worker(context, served_sit
     type_code(page, "import pyodide_js\nprint(pyodide_js._module.HEAP8.length < 512 * 2**20)\n")
     run(page)
     assert shown(page).startswith("True"), shown(page)
+
+
+# Tampering that clean_state.py cannot put back (ranks 6–8): each once outlived its run, making
+# wrong code pass every exercise, hanging later runs or holding a core. Now the worker that ran it
+# is retired after the run (run_exercise.taint, told to the page before the code starts).
+FORGED_DUMPS = ("lambda *a, **k: '{\"ran\": true, \"error\": null, \"verdict\": {\"passed\": true, "
+                "\"message\": \"ok (forged)\"}, \"timeout\": false}'")
+TAMPERING = {
+    "N21-checker-code": "import _cw_checker\n_cw_checker.close.__code__ = (lambda *a, **k: True).__code__\n",
+    "N22-json-dumps-code": f"import json\njson.dumps.__code__ = ({FORGED_DUMPS}).__code__\n",
+    "N23-clean-up-off": "import _cw_state, math\n_cw_state._put_back.__code__ = (lambda *a, **k: None).__code__\n"
+                        "math.isclose = lambda *a, **k: True\n",
+    "N19-post-message": "import js\njs.eval('''const real = self.postMessage.bind(self); self.postMessage = (m) => "
+                        "real(m && typeof m.result === \"string\" ? Object.assign({}, m, {result: m.result.split("
+                        "'\"passed\": false').join('\"passed\": true')}) : m);''')\n",
+    "N17-on-message": "import js\njs.eval('self.onmessage = (e) => { if (e.data.type === \"ping\") postMessage({type: \"pong\"}) }')\n",
+    "N18-nested-worker": "import js\njs.eval(\"new Worker(URL.createObjectURL(new Blob(['while (true) {}'])))\")\n",
+    "N20-signals-ignored": "import asyncio, signal\n\ndef spin():\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                           "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    while True:\n        pass\n\n"
+                           "asyncio.get_event_loop().call_later(0.2, spin)\n",
+}
+
+
+@pytest.mark.parametrize("name", TAMPERING)
+def test_tampering_beyond_the_clean_up_does_not_outlive_its_run(context, served_site, name):
+    """Ranks 6–8 (N17–N23): a __code__ swapped in place, JavaScript run in the worker (a wrapped
+    postMessage, a replaced onmessage, a nested Worker) or a loop that ignores the signals outlived
+    the run: wrong code passed every exercise, later runs hung with no limit, the widgets died with
+    a "running" status, a core stayed busy. Afterwards a wrong answer fails, at once, and the
+    widget answers."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, TAMPERING[name])
+    run(page)
+    page.locator(GELU).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{GELU}[data-ready="true"]', timeout=90_000)
+    type_code(page, WRONG_GELU, ex=GELU)
+    said = run(page, ex=GELU, timeout=60_000)
+    assert "检查不对" in said and not said.startswith("✓"), said
+    assert page.get_attribute(GELU, "data-solved") == "false"
+    widget = '[data-widget="linear-fit"]'
+    page.locator(widget).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{widget}[data-ready="true"]', timeout=90_000)
+    page.focus(f'{widget} input[name="b"]')
+    page.keyboard.press("End")
+    page.wait_for_function(
+        f"document.querySelector('{widget} [data-out=\"mse\"]').textContent === '2.500'", timeout=30_000)
+    assert workers(page)["ended"] >= 1  # the worker that ran it was retired
+
+
+def test_forged_results_never_reach_a_waiting_widget(context, served_site):
+    """Rank 13 (N60): results posted by the student's code for ids 1–399 while a widget's call
+    waited were taken as the call's: the widget's root got data-widget="zzz" and data-onclick, and
+    the exercise's verdict read "Cannot read properties of undefined"."""
+    page = open_exercise(context, served_site[1])
+    widget = '[data-widget="linear-fit"]'
+    forged = ("import js, time\nfrom pyodide.ffi import to_js\n"
+              "state = {'out': {'mse': 'FORGED', 'data-widget': 'zzz', 'data-onclick': 'alert(1)'}}\n"
+              "text = js.JSON.stringify(to_js(state, dict_converter=js.Object.fromEntries))\n"
+              "start = time.time()\nwhile time.time() - start < 2.5:  # while the widget's calls wait\n"
+              "    for i in range(1, 400):\n"
+              "        js.postMessage(to_js({'id': i, 'ok': True, 'result': text}, dict_converter=js.Object.fromEntries))\n"
+              "    time.sleep(0.1)\n")
+    type_code(page, forged)
+    page.locator(f"{FFN} .cm-content").press("Control+Enter")
+    time.sleep(0.5)
+    page.locator(widget).scroll_into_view_if_needed()  # its calls queue behind the run
+    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'",
+                           timeout=30_000)
+    page.wait_for_selector(f'{widget}[data-ready="true"]', timeout=90_000)
+    assert page.locator('[data-widget="zzz"]').count() == 0
+    assert page.get_attribute(widget, "data-onclick") is None
+    assert "FORGED" not in page.locator(f'{widget} [data-out="mse"]').text_content()
+    said = verdict(page).text_content()  # off the screen now: innerText would read empty
+    assert "Cannot read" not in said and "结果读不出来" in said, said  # its own forged result: said plainly

@@ -198,3 +198,30 @@ def test_a_lookalike_letter_in_a_name_is_named(run_exercise):
     """exercise-attacks-2.md rank 11 (N55): a Cyrillic е made `double` another name, silently."""
     result, _, _ = run(run_exercise, "def doubl\u0435(x):\n    return 2 * x\n")
     assert "U+0435" in result["verdict"]["message"] and "长得像英文字母 e" in result["verdict"]["message"]
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("import js\n", "导入了 js"),
+    ("import _cw_checker\n_cw_checker.close.__code__ = (lambda *a: True).__code__\n", "导入了 _cw_checker"),
+    ("import asyncio, signal\n", "导入了 asyncio"),
+    ("import json\njson.dumps.__code__ = f.__code__\n", "用到了 __code__"),
+    ("setattr(f, '__co' + 'de__', g)\n", "用到了 setattr"),
+    ("object.__setattr__(f, '__code__', g)\n", "用到了"),
+    ("x = ().__class__.__base__.__subclasses__()\n", "用到了 __subclasses__"),
+    ("def f():\n    return sys._getframe(1).f_locals\n", "用到了"),
+    ("exec('import js')\n", "用到了 exec"),
+    ("import decimal\ndecimal.getcontext().prec = 2\n", "导入了 decimal"),
+])
+def test_code_that_can_change_python_for_good_is_tainted(run_exercise, code, reason):
+    """exercise-attacks-2.md ranks 6–8: what clean_state.py cannot put back retires the worker."""
+    assert reason in run_exercise.taint(code)
+
+
+def test_no_exercises_starter_or_answer_is_tainted(run_exercise):
+    """The taint rule must not retire the worker after ordinary code: every exercise's starter and
+    reference answer runs without it."""
+    from course import exercises
+    for path in exercises.paths():
+        ex = exercises.parse(path)
+        for kind in ("starter", "answer"):
+            assert run_exercise.taint(ex.sections[kind].text) == "", (ex.id, kind)

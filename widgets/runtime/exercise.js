@@ -327,7 +327,13 @@ class Exercise {
     };
   }
 
-  report({ error, verdict, timeout, checking }, out, seconds) {
+  report(result, out, seconds) {
+    const { error, verdict, timeout, checking } = result && typeof result === "object" ? result : {};
+    if (!timeout && !(error && typeof error.text === "string") && !(verdict && typeof verdict.message === "string")) {
+      // Not what run_exercise.py returns: the code posted a result of its own (js.postMessage).
+      this.say("这次运行的结果读不出来（代码自己往页面发了消息？），检查没有进行。", "error");
+      return;
+    }
     if (timeout) {
       this.failed({ kind: "runaway", checking }, seconds, out);
       return;

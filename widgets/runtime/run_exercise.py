@@ -93,6 +93,69 @@ def imported_modules(code):
     return names
 
 
+# The taint rule. clean_state.py puts back what a run changes through names (a module's or a
+# class's attributes, sys's lists, files, filters, handlers); it cannot put back an object changed
+# in place (a function's __code__), JavaScript run inside the worker (a replaced onmessage or
+# postMessage, a nested Worker) or C state (decimal's context, an asyncio loop that ignores
+# signals). Every way to those goes through a module outside SAFE_MODULES or a name in TAINTING
+# (a frame, a dunder of introspection, exec, getattr with any name, the runtime's _cw_ modules),
+# so a run whose code holds one is "tainted": its worker runs nothing more after it (worker.js
+# tells the page before the code starts, so the code cannot take it back). Generous on purpose: a
+# false alarm only costs the next run a fresh Python (the spare, where there is one).
+SAFE_MODULES = {"__future__", "math", "cmath", "random", "statistics", "fractions", "itertools", "functools",
+                "collections", "string", "re", "time", "json", "heapq", "bisect", "typing", "dataclasses",
+                "copy", "operator", "numbers", "array", "textwrap", "datetime", "pprint", "enum", "abc"}
+SAFE_DUNDERS = {"__init__", "__name__", "__main__", "__repr__", "__str__", "__format__", "__len__", "__iter__",
+                "__next__", "__getitem__", "__setitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__",
+                "__gt__", "__ge__", "__hash__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__neg__", "__pos__",
+                "__abs__", "__bool__", "__call__", "__enter__", "__exit__", "__doc__", "__float__", "__int__",
+                "__index__", "__matmul__", "__slots__", "__post_init__", "__class__", "__qualname__", "__all__"}
+TAINTING = {"exec", "eval", "compile", "getattr", "setattr", "delattr", "vars", "locals", "globals", "breakpoint",
+            "open", "memoryview"}
+
+
+def _tainting(name):
+    """Whether an identifier (or a string that could be one) reaches what clean_state cannot put back."""
+    return (name in TAINTING or name.startswith("_cw_") or "frame" in name
+            or (len(name) > 4 and name.startswith("__") and name.endswith("__") and name not in SAFE_DUNDERS))
+
+
+def taint(code):
+    """Why the code may change this Python beyond what clean_state puts back ('' if it cannot).
+
+    >>> taint("import math\\ndef relu(z):\\n    return max(0.0, z)\\n"), taint("import js\\n")
+    ('', '导入了 js')
+    >>> taint("f.__code__ = g.__code__"), taint("getattr(f, name)")
+    ('用到了 __code__', '用到了 getattr')
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ""  # it does not compile, so it does not run
+    for node in ast.walk(tree):
+        modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                   [node.module or "."] if isinstance(node, ast.ImportFrom) else [])
+        for module in modules:
+            if node.__class__ is ast.ImportFrom and node.level or module.split(".")[0] not in SAFE_MODULES:
+                return f"导入了 {module}"
+        if isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.keyword):
+            name = node.arg or ""
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value if node.value.isidentifier() else ""
+        elif isinstance(node, ast.alias):
+            name = node.asname or ""
+        else:
+            continue
+        if name and _tainting(name):
+            return f"用到了 {name}"
+    return ""
+
+
 def missing_modules(code):
     """Standard modules the code imports that this Python cannot find yet (the site's trimmed
     archive lacks them): the worker then adds the full archive before the run."""

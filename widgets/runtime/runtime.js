@@ -215,6 +215,7 @@ class Engine {
           this.progressListeners.forEach((fn) => fn(data.text));
         } else if (data.type === "pong") this.answered();
         else if (data.type === "started") started(data.id);
+        else if (data.type === "retire") retireAfter(data.id, data.reason);
         else if (data.type === "output") {
           const job = pending.get(data.id);
           for (const [stream, text] of data.pieces || []) job?.onOutput?.(stream, text);
@@ -384,9 +385,17 @@ export function keepSpare() {
 function started(id) {
   const job = pending.get(id);
   if (!job) return;
+  job.started = true;
   job.onStarted?.();
   job.timer = setTimeout(() => runaway(id), job.limitMs + SELF_STOP_SLACK_MS);
   job.engine.watch(); // a call runs: no ping is awaited meanwhile
+}
+
+// The worker said, before an exercise's code ran, that the code may change its Python beyond what
+// clean_state.py puts back (worker.js, run_exercise.taint): the worker is replaced once the run ends.
+function retireAfter(id, reason) {
+  const job = pending.get(id);
+  if (job && job.exercise) job.retire = reason;
 }
 
 function runaway(id) {
@@ -396,10 +405,23 @@ function runaway(id) {
 
 function settle({ id, ok, result, kind, error, heap }) {
   const job = pending.get(id);
-  if (!job) return;
+  // A result for a call that has not started, or not of a result's shape, is no answer of the
+  // worker's own: a student's code posting forged results (js.postMessage) while a widget's call
+  // waited once filled the widget with them.
+  if (!job || (ok && (!job.started || typeof result !== "string"))) return;
   pending.delete(id);
   clearTimeout(job.timer);
   job.engine.watch();
+  const replaced = deliver(job, { ok, result, kind, error });
+  if (!replaced && (job.retire || (job.exercise && heap > RETIRE_HEAP_BYTES))) {
+    const why = job.retire ? `its code ${job.retire}` : `it left ${Math.round(heap / 2 ** 20)} MB of memory`;
+    console.info(`${job.engine.name}: the worker of an exercise's run is replaced (${why})`);
+    job.engine.restart(null, null);
+  }
+}
+
+// The call's answer to whoever waits for it; true when that replaced the worker.
+function deliver(job, { ok, result, kind, error }) {
   // The time limit ended the call inside Python (which may have had to leave Python for good),
   // or an exercise broke Python itself (its own stack overflow included): this Python is no
   // longer to be trusted.
@@ -407,21 +429,17 @@ function settle({ id, ok, result, kind, error, heap }) {
     job.reject(kind === "runaway" ? new WidgetError("runaway", job.widget, job.limitMs / 1000)
       : new WidgetError(kind === "stack" ? "stack" : "broken", job.widget, error));
     job.engine.restart(null, null);
-    return;
+    return true;
   }
-  if (!ok) {
-    job.reject(new WidgetError(kind === "result" ? "result" : "model", job.widget, error));
-    return;
+  if (!ok) job.reject(new WidgetError(kind === "result" ? "result" : "model", job.widget, error));
+  else {
+    try {
+      job.resolve(JSON.parse(result));
+    } catch (parseError) {
+      job.reject(new WidgetError("result", job.widget, `${parseError.message}: ${String(result).slice(0, 120)}`));
+    }
   }
-  try {
-    job.resolve(JSON.parse(result));
-  } catch (parseError) {
-    job.reject(new WidgetError("result", job.widget, `${parseError.message}: ${String(result).slice(0, 120)}`));
-  }
-  if (job.exercise && heap > RETIRE_HEAP_BYTES) {
-    console.info(`${job.engine.name}: an exercise left ${Math.round(heap / 2 ** 20)} MB of memory; its worker is replaced`);
-    job.engine.restart(null, null);
-  }
+  return false;
 }
 
 // The widgets' Python, booted: where Pyodide was chosen by the rule (not by an author's override)

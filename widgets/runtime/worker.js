@@ -12,6 +12,8 @@
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
 //               {type: "ping"}  -> {type: "pong"} at once (this worker still answers: the page's watchdog)
 //               {type: "started", id}   (the call's time limit starts now)
+//               {type: "retire", id, reason}   (an exercise's code may change this Python for good:
+//                                              the page replaces this worker after the run)
 //               {type: "output", id, stream, text}   what an exercise prints, batched, up to MAX_OUTPUT
 //               {id, ok: true, result: "<json>", heap?}  heap: after an exercise, the memory's size in bytes
 //               {id, ok: false, kind: "model" | "result" | "runaway" | "runtime" | "stack", error}
@@ -204,9 +206,15 @@ async function runExercise(id, { code, given, check }, start) {
     } catch (error) {
       // Offline, say: the run's own error, in words; this Python is fine, and a later run tries again.
       console.warn(`the full standard library did not load: ${error && error.message ? error.message : error}`);
+      start();
       return run.unavailable(code, missing.join(","), fullStdlibSize);
     }
   }
+  // Code that may change this Python beyond what clean_state.py puts back (run_exercise.taint):
+  // the page is told before it runs, so the code cannot take it back, and retires this worker
+  // once the run has ended. Nothing the code does can then reach the next run or the widgets.
+  const tainted = run.taint(code);
+  if (tainted) postMessage({ type: "retire", id, reason: tainted });
   // Everything the run changes in this Python is put back: the next run, the check and the
   // widgets see Python as it was (clean_state.py). The restore is fetched before the code runs.
   const saved = snapshot();
