@@ -144,7 +144,9 @@ def test_the_students_own_exits_are_told_as_theirs(context, served_site, code, w
     said = run(page)
     shown = said + output(page)
     assert words in shown and "Python 本身出了故障" not in shown, shown
-    assert workers(page)["ended"] == 0
+    # Python was not replaced as broken; code that imports os is retired after its run by the
+    # taint rule (run_exercise.taint, exercise-attacks-2.md ranks 6–8), which is no crash.
+    assert workers(page)["ended"] == (1 if "import os" in code else 0)
 
 
 def test_one_exercises_stop_leaves_the_other_and_a_queued_run_never_ran(context, served_site):
