@@ -189,3 +189,22 @@ def test_the_category_free_facts_read_the_export_by_their_rules():
     assert [(r["layer"], r["head"]) for r in s["saturating"]] == [(1, 2)]
     assert attention.content_facts({}, {"layer": 1, "head": 1}) is None and attention.knockout_facts({}) is None
     assert attention.score_facts({}, 64) is None
+
+
+@pytest.mark.parametrize("name", ["attention.json", "failed-run.json"])
+def test_an_export_with_the_category_free_measures_is_consistent(name):
+    """Where a committed attention export holds the new blocks: the knockout's intact loss is the run's own
+    per-book figure, each head's best position-only weights are no farther than the prefix average (itself
+    position-only), and the unscaled scores at init spread sqrt(d_k) times the scaled ones."""
+    doc = json.loads((ROOT / "data" / "real-model" / "attention" / name).read_text(encoding="utf-8"))
+    if "content" not in doc:
+        assert name == "attention.json", "failed-run.json was re-exported with the category-free measures"
+        return
+    k = doc["knockout"]
+    assert k["reported"] is not None and abs(k["val_loss"] - k["reported"]) <= 2e-4
+    for h in doc["content"]["heads"]:
+        assert h["tv_position"] <= h["tv_prefix"] + 0.005, h
+    hd = doc["model_config"]["head_dim"]
+    for a, b in zip(doc["scores"]["init"]["scaled"]["heads"], doc["scores"]["init"]["unscaled"]["heads"]):
+        assert b["score_sd"] == pytest.approx(a["score_sd"] * hd ** 0.5, rel=2e-3)
+    assert doc["content"]["fit_gradient"] < 1e-4
