@@ -20,7 +20,7 @@ import math
 
 from course.widgets import common_module
 
-from . import _baseline
+from . import _baseline, attention, ffn, gating
 
 numfmt = common_module("numfmt")  # first: seeds imports it
 seeds = common_module("seeds")
@@ -31,21 +31,22 @@ ABLATION = _baseline.ABLATION
 ATTENTION = "real-model/attention/attention"
 GATING = "real-model/gating/gating"
 GATING_SEEDS = "real-model/gating/seeds"
+GATING_ARMS = "real-model/gating/arms"
 SEED_PAGE = "seed-page"
 PAPERS = "papers"
 KEYS = ("val_loss", "train_loss")
 BASE = "baseline"
 NAMES = {"baseline": "基线", "linear_ffn": "线性 FFN", "no_ffn": "去掉 FFN", "attn_only_12l": "12 层纯注意力",
-         "control": "前缀平均注意力", "gelu_ffn": "GELU", "bilinear_ffn": "Bilinear", "relu_ffn": "ReLU"}
+         "control": "前缀平均注意力", "gelu_ffn": "GELU", "bilinear_ffn": "Bilinear", "relu_ffn": "ReLU",
+         "silu_ffn": "SiLU"}
 EXPERIMENTS = ("ffn", "attention", "gating")
 EXPERIMENT_NAMES = {"ffn": "FFN 实验", "attention": "注意力对照", "gating": "门控实验"}
-# Each lesson's primary comparisons (a - b on validation loss at the last evaluation), as its fact
-# module declares them: course/facts/ffn.py, attention.py, gating.py (PRIMARY).
+# Each lesson's primary comparisons (a - b on validation loss at the last evaluation), read from the
+# PRIMARY its fact module declares (one source): course/facts/attention.py, ffn.py, gating.py.
 LESSONS = (
-    {"lesson": "c3/l1", "experiment": "attention", "pairs": (("control", BASE),)},
-    {"lesson": "c4/l1", "experiment": "ffn", "pairs": (("linear_ffn", BASE), ("no_ffn", BASE))},
-    {"lesson": "c4/l4", "experiment": "gating", "pairs": (("gelu_ffn", BASE), ("relu_ffn", BASE),
-                                                            ("bilinear_ffn", "gelu_ffn"))},
+    {"lesson": "c3/l1", "experiment": "attention", "pairs": tuple((p["a"], p["b"]) for p in attention.PRIMARY)},
+    {"lesson": "c4/l1", "experiment": "ffn", "pairs": tuple(ffn.PRIMARY)},
+    {"lesson": "c4/l4", "experiment": "gating", "pairs": tuple(gating.PRIMARY)},
 )
 PRIMARY_KEY = "val_loss"
 RANGE_NS = (3, 5, 10)  # ⑥: the expected range of this many normal draws, in standard deviations
@@ -106,7 +107,8 @@ def experiments(data):
     if ATTENTION in data:
         out["attention"] = {BASE: base, "control": row_pairs(data[ATTENTION]["control"]["control"])}
     if GATING in data:
-        rows = list(data[GATING]["runs"]) + (data[GATING_SEEDS]["seed_runs"] if GATING_SEEDS in data else [])
+        rows = list(data[GATING]["runs"]) + [r for k in (GATING_SEEDS, GATING_ARMS) if k in data
+                                             for r in data[k]["seed_runs"]]
         arms = {BASE: base}
         for r in rows:
             if r["name"] != BASE:
@@ -250,22 +252,32 @@ def failed_story(seed, runs, flags, steps, control):
     return out
 
 
-def growth(runs, key):
+def growth(runs, key, failed):
     """The baseline's seeds taken in seed order, k = 2 .. all: the old rule's band (max - min of
-    all k runs), v2's health check on them (the baseline alone), the SD of the healthy ones and the
-    half-width h of a comparison with another arm of as many healthy seeds and the same noise
+    all k runs), the healthy ones among them (`failed`: the seeds the page's health check fails, on
+    the whole FFN experiment at the last step, so that every table on the page agrees), their SD and
+    the half-width h of a comparison with another arm of as many healthy seeds and the same noise
     (t(0.975, n - 1) * s * sqrt(2 / n))."""
     short = "val" if key == "val_loss" else "train"
     out = []
     for k in range(2, len(runs) + 1):
         first = {r["seed"]: r[short][-1] for r in runs[:k]}
-        r = seeds.read({BASE: first})
-        healthy = r["healthy"][BASE]
+        healthy = {sd_: v for sd_, v in first.items() if sd_ not in failed}
         n = len(healthy)
         s = sd(healthy.values())
         h = seeds.t_quantile(n - 1) * s * (2 / n) ** 0.5 if s is not None else None
         out.append({"k": k, "seeds": sorted(first), "band": spread(first.values()), "healthy": n,
-                    "failed": sorted(r["failed"][BASE]), "sd": s, "half_width": h})
+                    "failed": sorted(set(first) & set(failed)), "sd": s, "half_width": h})
+    return out
+
+
+def margins(arms, steps, key, seed):
+    """One baseline seed at every evaluation: how far above its arm's median it is, and the threshold."""
+    out = []
+    for step in steps:
+        base = by_seed(arms[BASE], step, key)
+        out.append({"step": step, "residual": base[seed] - seeds.median(base.values()),
+                    "threshold": read(arms, step, key)["threshold"]})
     return out
 
 
@@ -391,7 +403,8 @@ def primaries(exps, steps_of):
         step = steps_of[entry["experiment"]]
         r = read(arms, step, PRIMARY_KEY)
         losses = {n: by_seed(pairs, step, PRIMARY_KEY) for n, pairs in arms.items()}
-        cs = seeds.holm([seeds.contrast(r, a, b) for a, b in entry["pairs"]])
+        # a pair whose arm is not exported yet (declared before its runs) is left out until it is
+        cs = seeds.holm([seeds.contrast(r, a, b) for a, b in entry["pairs"] if a in arms and b in arms])
         for c in cs:
             c["say"] = within_say(c)
             c["a_name"], c["b_name"] = NAMES.get(c["a"], c["a"]), NAMES.get(c["b"], c["b"])
@@ -568,8 +581,10 @@ def noise_facts(data):
     failed = [failed_story(s, runs, flags["val_loss"], steps, control) for s in failed_val]
     healthy = {}
     for key in KEYS:
-        h = end[key]["healthy"][BASE]
+        # A failed run is a run's verdict (on validation loss, the loss the course reads): both losses
+        # describe the same healthy runs.
         everyone = by_seed(ffn[BASE], last, key)
+        h = {sd_: v for sd_, v in everyone.items() if sd_ not in failed_val}
         worst = max(everyone.values())
         healthy[key] = {"n": len(h), "seeds": sorted(h), "range": spread(h.values()), "sd": sd(h.values()),
                         "mean": mean(h.values()), "band_all": spread(everyone.values()),
@@ -590,7 +605,7 @@ def noise_facts(data):
     first_seeds = next(v for v in data[ABLATION]["variants"] if v["name"] == BASE)["seeds"]
     sp = seed_page(data)
     ps = per_step(data, failed_val)
-    grow = growth(runs, "val_loss")
+    grow = growth(runs, "val_loss", failed_val)
     jump = next((i for i, g in enumerate(grow) if g["failed"]), None)
     primary = primaries(exps, steps_of)
     arm_sds = [a["sd"] for n in EXPERIMENTS if n in pooled for a in pooled[n]["val_loss"]["arms"] if a["sd"] is not None]
@@ -610,7 +625,9 @@ def noise_facts(data):
         "times_seed_page": healthy["val_loss"]["range"] / sp["range"] if sp else None,
         "pooled": pooled, "step_of": steps_of, "experiments": [n for n in EXPERIMENTS if n in exps],
         "experiment_names": EXPERIMENT_NAMES, "names": NAMES,
-        "growth": {key: growth(runs, key) for key in KEYS},
+        "growth": {key: growth(runs, key, failed_val) for key in KEYS},
+        # the failed seeds after the first, evaluation by evaluation (a failure found only at the end)
+        "margins": {s: margins(ffn, steps, "val_loss", s) for s in failed_val[1:]},
         "jump": None if jump is None else {"seed": grow[jump]["failed"][0], "k": grow[jump]["k"],
                                            "after": grow[jump]["band"],
                                            "before": grow[jump - 1]["band"] if jump > 0 else None,
