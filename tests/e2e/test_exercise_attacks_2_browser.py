@@ -32,6 +32,21 @@ def shown(page, ex=FFN):
     return page.evaluate(f"document.querySelector('{ex} .cw-exercise__output').textContent.slice(0, 200000)")
 
 
+def test_a_huge_range_fed_to_a_builtin_is_refused_at_once(context, served_site):
+    """Rank 1 (N37), as Chromium sees it: `sum(range(10**11))` is one C call that no Python
+    bytecode interrupts; in WebKit it kept a core busy after the limit and after 停止
+    (test_webkit_browser.py checks that). A range of more than 10**8 numbers is refused at once."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "print(sum(range(10**6)))\n")
+    run(page)  # Python booted, and an ordinary range works
+    assert shown(page).startswith("499999500000")
+    type_code(page, "print(sum(range(10**11)))\n")
+    started = time.monotonic()
+    said = run(page)
+    assert "代码运行出错（第 1 行）" in said and "太多了" in shown(page), said + shown(page)
+    assert time.monotonic() - started < 2.5
+
+
 @pytest.mark.parametrize("code, kind", [
     ("raise ValueError('x' * 10**7)\n", "ValueError"),
     ("exec('a' * 10**6)\n", "NameError"),

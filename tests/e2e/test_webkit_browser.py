@@ -218,3 +218,24 @@ def test_stop_and_the_time_limit_give_the_cpu_back(webkit, served_site):
     type_and_run(webkit, ["print(6 * 7)"])
     wait(webkit, js_text(f"{FFN} .cw-exercise__output") + ".startsWith('42')", BOOT_S)
     webkit.get(served_site[1] + "?runtime=auto")
+
+
+def test_a_huge_range_in_a_builtin_leaves_no_core_busy(webkit, served_site):
+    """../shared/reviews/exercise-attacks-2.md rank 1 (N37): `print(sum(range(10**11)))` is one
+    long C call. WebKit cannot terminate a worker busy in WebAssembly and the time limit inside
+    Python never fires in C, so the core stayed busy after the limit, after 停止 and after leaving
+    the page. Now such a range is refused at once, in words, and the CPU stays idle."""
+    webkit.get(served_site[1] + "c4/l1-ffn/?runtime=micropython")
+    webkit.execute_script(f"document.querySelector('{FFN}').scrollIntoView()")
+    wait(webkit, f"return document.querySelector('{FFN}').dataset.ready === 'true'", BOOT_S)
+    type_and_run(webkit, ["print(6 * 7)"])
+    wait(webkit, js_text(f"{FFN} .cw-exercise__output") + ".includes('42')", BOOT_S)
+    idle = busy()
+    type_and_run(webkit, ["print(sum(range(10**11)))"])
+    wait(webkit, f"return document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'", 30)
+    assert "太多了" in webkit.execute_script(js_text(f"{FFN} .cw-exercise__output"))
+    readings = [busy()]  # quiet at once, or within a few readings (a spare may be booting)
+    while readings[-1] >= idle + 0.3 and len(readings) < 6:
+        readings.append(busy())
+    assert readings[-1] < idle + 0.3, (idle, readings)
+    webkit.get(served_site[1] + "?runtime=auto")

@@ -225,3 +225,14 @@ def test_no_exercises_starter_or_answer_is_tainted(run_exercise):
         ex = exercises.parse(path)
         for kind in ("starter", "answer"):
             assert run_exercise.taint(ex.sections[kind].text) == "", (ex.id, kind)
+
+
+def test_a_range_too_long_for_one_call_is_refused_in_words(run_exercise):
+    """exercise-attacks-2.md rank 1 (N37): sum(range(10**11)) is one C call that WebKit cannot
+    stop; a range of more than 10**8 numbers is refused at once, others behave as range."""
+    result, stdout, _ = run(run_exercise, "print(sum(range(10**6)), isinstance(range(3), range), list(range(2, 8, 3)))\n"
+                                          "print(sum(range(10**11)))\n")
+    assert stdout == "499999500000 True [2, 5]\n"
+    assert result["error"]["line"] == 2 and "太多了" in result["error"]["text"]
+    result, _, _ = run(run_exercise, "x = range(10**30)\n")
+    assert "多得数不过来" in result["error"]["text"]

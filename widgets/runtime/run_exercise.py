@@ -59,6 +59,43 @@ class Discard:
         pass
 
 
+# The most numbers one range() may hold in a run. A built-in fed a huge range (sum(range(10**11)))
+# is one long C call: no Python bytecode runs, so the time limit inside Python cannot end it, and
+# WebKit (Safari, every iOS browser) cannot terminate a worker busy in WebAssembly: the core stayed
+# busy after the limit, after 停止, after leaving the page. 10**8 numbers take seconds, not hours.
+MAX_RANGE = 10 ** 8
+_range = range
+
+
+class _RangeType(type):
+    def __instancecheck__(cls, value):
+        return isinstance(value, _range)
+
+    def __subclasscheck__(cls, other):
+        return issubclass(other, _range)
+
+
+class GuardedRange(metaclass=_RangeType):
+    """range as a run's code sees it: the same range objects, but one of more than MAX_RANGE numbers
+    is refused with a Chinese explanation (isinstance(x, range) still works)."""
+
+    def __new__(cls, *args):
+        numbers = _range(*args)
+        try:
+            size = len(numbers)
+        except OverflowError:  # more than sys.maxsize
+            size = None
+        if size is None or size > MAX_RANGE:
+            count = f"{size:,}" if size is not None else "多得数不过来"
+            raise ValueError(f"range 里有 {count} 个数，太多了：网页里的 Python 一次最多数 {MAX_RANGE:,} 个"
+                             f"（再多，一次 sum() 或 list() 要算几分钟，而且在 Safari 里按「停止」也停不下来）。"
+                             f"把范围缩小，或者用公式直接算出结果。")
+        return numbers
+
+
+GuardedRange.__name__ = GuardedRange.__qualname__ = "range"
+
+
 class _OsExit(SystemExit):
     """os._exit() called by the student's code: it ends their code, not the browser's Python."""
 
@@ -448,7 +485,7 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     except (ValueError, MemoryError, RecursionError) as e:  # a NUL byte; nesting too deep to compile
         return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
                           ensure_ascii=False)
-    ns = {"__name__": "__main__", "input": _no_input, **json.loads(given_json)}
+    ns = {"__name__": "__main__", "input": _no_input, "range": GuardedRange, **json.loads(given_json)}
     set_limit = sys.setrecursionlimit
     saved = sys.stdout, sys.stderr, sys.getrecursionlimit(), os._exit
     error = None
