@@ -54,6 +54,8 @@ WINDOW = 10  # the per-step chart averages this many optimizer steps into one po
 FAILED_RUN = "real-model/attention/failed-run"  # the failed baseline run's attention head measures
 V2_DATE = "2026-12-06"  # v2 committed to widgets/common/seeds.py (dfb283f); seeds 0-4 trained before it
 DECLARED_SEEDS = (6, 7)  # the first runs whose test was declared before they ended (see the lesson's ④)
+# The baseline when the test was declared (commit 1f45a1e: seeds 0-5 exported, seed 4 failed).
+DECLARED_AT = {"trained": 6, "failed": 1}
 SELF_HIGH = 0.3  # a head that puts at least this share of its weight on the query itself
 REPRODUCED = 0.01  # a rerun whose evaluations differ by more than this is not drawn as the failed run
 LEVEL = 0.95  # the failure rate's exact (Clopper-Pearson) interval
@@ -136,12 +138,16 @@ def pooled_summary(arms, step):
     """Per loss: the pooled SD of the healthy runs over every arm, its df, the threshold, and per
     arm how many runs it trained, how many are healthy and which failed."""
     out = {}
+    failed = read(arms, step, PRIMARY_KEY)["failed"]  # a run's verdict, on the loss the course reads
     for key in KEYS:
         r = read(arms, step, key)
-        rows = [{"arm": n, "name": NAMES.get(n, n), "trained": r["runs"][n], "healthy": len(r["healthy"][n]),
-                 "failed": sorted(r["failed"][n]), "sd": sd(r["healthy"][n].values())}
+        healthy = {n: {sd_: v for sd_, v in by_seed(arms[n], step, key).items() if sd_ not in failed.get(n, {})}
+                   for n in arms if n in r["runs"]}
+        s_, df = seeds.pooled(healthy)
+        rows = [{"arm": n, "name": NAMES.get(n, n), "trained": r["runs"][n], "healthy": len(healthy[n]),
+                 "failed": sorted(failed.get(n, {})), "sd": sd(healthy[n].values())}
                 for n in arms if n in r["runs"]]
-        out[key] = {"sd": r["sd"], "df": r["df"], "threshold": r["threshold"], "scale": r["scale"],
+        out[key] = {"sd": s_, "df": df, "threshold": r["threshold"], "scale": r["scale"],
                     "arms": rows, "runs": sum(x["trained"] for x in rows),
                     "failed": sum(len(x["failed"]) for x in rows), "split": sorted(r["split"])}
     return out
@@ -269,6 +275,62 @@ def growth(runs, key, failed):
         out.append({"k": k, "seeds": sorted(first), "band": spread(first.values()), "healthy": n,
                     "failed": sorted(set(first) & set(failed)), "sd": s, "half_width": h})
     return out
+
+
+def across(exps, steps_of, seed, key=PRIMARY_KEY):
+    """One baseline seed in each experiment's reading at its last step: how far above the baseline's
+    median it is, the threshold and the margin, the first evaluation from which the check fails it at
+    every later one, and the threshold with this run left out (a failed run widens the MAD that
+    judges it)."""
+    out = []
+    for name in EXPERIMENTS:
+        arms = exps.get(name)
+        if not arms or seed not in dict(arms[BASE]):
+            continue
+        steps = [row["step"] for row in dict(arms[BASE])[seed]]
+        step = steps_of[name]
+        r = read(arms, step, key)
+        base = by_seed(arms[BASE], step, key)
+        res = base[seed] - seeds.median(base.values())
+        without = {n: [p for p in pairs if not (n == BASE and p[0] == seed)] for n, pairs in arms.items()}
+        since = None
+        for st in reversed([x for x in steps if x <= step]):
+            if seed not in read(arms, st, key)["failed"].get(BASE, {}):
+                break
+            since = st
+        out.append({"experiment": name, "name": EXPERIMENT_NAMES[name], "residual": res,
+                    "threshold": r["threshold"], "margin": res - r["threshold"],
+                    "failed": seed in r["failed"].get(BASE, {}), "since": since,
+                    "threshold_without": read(without, step, key)["threshold"]})
+    return out
+
+
+def kept_healthy(exps, steps_of, seed, a, b, key=PRIMARY_KEY):
+    """Pair a - b in the gating experiment with `seed` of the baseline counted healthy (the other
+    failed runs still out): what the reading would be had the check not failed it."""
+    arms = exps.get("gating")
+    if not arms:
+        return None
+    r = read(arms, steps_of["gating"], key)
+    if seed not in r["failed"].get(BASE, {}):
+        return None
+    healthy = {n: dict(h) for n, h in r["healthy"].items()}
+    healthy[BASE][seed] = r["failed"][BASE][seed]
+    sd_, df = seeds.pooled(healthy)
+    failed = {n: {k: v for k, v in f.items() if not (n == BASE and k == seed)} for n, f in r["failed"].items()}
+    c = seeds.contrast({**r, "healthy": healthy, "failed": failed, "sd": sd_, "df": df}, a, b)
+    c["say"] = within_say(c)
+    return c
+
+
+def gelu_rate(pooled, failed_base, trained_base):
+    """GELU's failed and trained runs in the gating experiment, and Fisher's test of the baseline's
+    failures against GELU's: does SwiGLU fail more often (① asks whether the gap is GELU's or luck)?"""
+    row = next((r for r in pooled.get("gating", {}).get("val_loss", {}).get("arms", []) if r["arm"] == "gelu_ffn"), None)
+    if not row:
+        return None
+    k = len(row["failed"])
+    return {"failed": k, "trained": row["trained"], "p": fisher_two_sided(failed_base, trained_base, k, row["trained"])}
 
 
 def margins(arms, steps, key, seed):
@@ -628,6 +690,10 @@ def noise_facts(data):
         "growth": {key: growth(runs, key, failed_val) for key in KEYS},
         # the failed seeds after the first, evaluation by evaluation (a failure found only at the end)
         "margins": {s: margins(ffn, steps, "val_loss", s) for s in failed_val[1:]},
+        "across": {s: across(exps, steps_of, s) for s in failed_val[1:]},
+        "kept_healthy": {s: kept_healthy(exps, steps_of, s, "gelu_ffn", BASE) for s in failed_val[1:]},
+        "declared_at": DECLARED_AT,
+        "gelu_rate": gelu_rate(pooled, failed_base, trained_base),
         "jump": None if jump is None else {"seed": grow[jump]["failed"][0], "k": grow[jump]["k"],
                                            "after": grow[jump]["band"],
                                            "before": grow[jump - 1]["band"] if jump > 0 else None,
