@@ -340,9 +340,9 @@ def _histories_end(rows: list[dict], key: str, fail):
             fail(f"{key}[{i}].history", "must end at steps_trained with the run's val_loss")
 
 
-def _semantic_gating_arms(data: dict, fail):
-    """What arms.json's schema cannot say; that its arms are not gating.json's is checked where both
-    are read (the lab before training, the site's facts)."""
+def _seed_rows(data: dict, fail):
+    """seeds.json's and arms.json's rows: histories that end where the run did, no (variant, seed)
+    twice, no baseline row (its seeds are the FFN experiment's)."""
     rows = data["seed_runs"]
     _histories_end(rows, "seed_runs", fail)
     pairs = [(r["name"], r["seed"]) for r in rows]
@@ -351,19 +351,21 @@ def _semantic_gating_arms(data: dict, fail):
     for i, r in enumerate(rows):
         if r["name"] == "baseline":
             fail(f"seed_runs[{i}].name", "the baseline's seeds are the FFN experiment's (ablation.json)")
+
+
+def _semantic_gating_arms(data: dict, fail):
+    """What arms.json's schema cannot say; that its arms are not gating.json's is checked where both
+    are read (the lab before training, the site's facts)."""
+    _seed_rows(data, fail)
 
 
 def _semantic_gating_seeds(data: dict, fail):
     """What seeds.json's schema cannot say; that its variants and steps are gating.json's is checked
     where both are read (the lab before training, the site's facts)."""
+    _seed_rows(data, fail)
     rows = data["seed_runs"]
-    _histories_end(rows, "seed_runs", fail)
     pairs = [(r["name"], r["seed"]) for r in rows]
-    if len(set(pairs)) != len(pairs):
-        fail("seed_runs", f"a (variant, seed) appears twice: {pairs}")
     for i, r in enumerate(rows):
-        if r["name"] == "baseline":
-            fail(f"seed_runs[{i}].name", "the baseline's seeds are the FFN experiment's (ablation.json)")
         if r["seed"] == data["pairs_with"]["run_seed"]:
             fail(f"seed_runs[{i}].seed", f"seed {r['seed']} is gating.json's own")
     if len({r["steps_trained"] for r in rows}) != 1:
