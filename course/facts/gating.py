@@ -429,17 +429,22 @@ def corpus_files(corpus):
     return {(f["file"], f["sha256"]) for f in corpus.get("files", [corpus])}
 
 
-def check_seeds(extra, first):
-    """seeds.json must add seeds to gating.json's runs: same corpus and training settings, variants
-    that gating.json trained in full, the same schedule, the same seeds for each of them."""
-    where = "data/real-model/gating/seeds.json"
-    if corpus_files(extra["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
+def same_runs_as_first(doc, first, where):
+    """A later export (seeds.json, arms.json) must share gating.json's corpus and training settings."""
+    if corpus_files(doc["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
         raise ValueError(f"{where}: its corpus is not gating.json's")
-    mine, theirs = extra["model_card"]["configs"]["train"], first["model_card"]["configs"]["train"]
+    mine, theirs = doc["model_card"]["configs"]["train"], first["model_card"]["configs"]["train"]
     free = ("device", "threads", "progress", "eval_every", "ckpt_every")  # they do not change a trajectory
     diff = sorted(k for k in mine.keys() | theirs.keys() if k not in free and mine.get(k) != theirs.get(k))
     if diff:
         raise ValueError(f"{where}: model_card.configs.train differs from gating.json's in {diff}")
+
+
+def check_seeds(extra, first):
+    """seeds.json must add seeds to gating.json's runs: same corpus and training settings, variants
+    that gating.json trained in full, the same schedule, the same seeds for each of them."""
+    where = "data/real-model/gating/seeds.json"
+    same_runs_as_first(extra, first, where)
     last = first["runs"][0]["steps_trained"]
     full = {r["name"] for r in first["runs"][1:] if r["steps_trained"] == last}
     for i, r in enumerate(extra["seed_runs"]):
@@ -456,13 +461,7 @@ def check_seeds(extra, first):
 def check_arms(arms, first):
     """arms.json must add variants gating.json does not hold, with its corpus, training settings and schedule."""
     where = "data/real-model/gating/arms.json"
-    if corpus_files(arms["model_card"]["corpus"]) != corpus_files(first["model_card"]["corpus"]):
-        raise ValueError(f"{where}: its corpus is not gating.json's")
-    mine, theirs = arms["model_card"]["configs"]["train"], first["model_card"]["configs"]["train"]
-    free = ("device", "threads", "progress", "eval_every", "ckpt_every")  # they do not change a trajectory
-    diff = sorted(k for k in mine.keys() | theirs.keys() if k not in free and mine.get(k) != theirs.get(k))
-    if diff:
-        raise ValueError(f"{where}: model_card.configs.train differs from gating.json's in {diff}")
+    same_runs_as_first(arms, first, where)
     last = first["runs"][0]["steps_trained"]
     held = {r["name"] for r in first["runs"]}
     for i, r in enumerate(arms["seed_runs"]):
