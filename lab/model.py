@@ -44,6 +44,10 @@ class ModelConfig:
     # softmax(q k^T / sqrt(hs)) weights by 1/(t+1) on every position 0..t: the same value and output
     # projections, no query or key, so every position takes the plain average of its prefix (content-blind).
     attn_mix: str = "softmax"
+    # The positions lesson (C3 第 2 课): how a token's position reaches attention. "rope": q and k rotated by
+    # their positions (the baseline); "none": no position at all (NoPE; only the causal mask orders the tokens);
+    # "learned": a learned vector per position (block_size x d_model) added to the token embedding, no rotation.
+    pos: str = "rope"
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -83,6 +87,15 @@ NORM_VARIANTS = {
 ATTENTION_VARIANTS = {
     "prefix_mean": {"attn_mix": "prefix_mean", "d_ff": 859},
 }
+# The positions lesson (C3 第 2 课, `python -m lab rope`): no position, one head of 256 (the same
+# parameters: W_q, W_k, W_v, W_o do not depend on the head count), learned absolute positions
+# (+ block_size x d_model = 256 x 256 = 65,536 weights). Each starts from the baseline's weights of the
+# same seed (wpe is drawn after every other weight) and sees its batches.
+POSITION_VARIANTS = {
+    "nope": {"pos": "none"},
+    "one_head": {"n_head": 1},
+    "abs_pos": {"pos": "learned"},
+}
 # The gating lesson (`python -m lab gating`): the FFN's activation and its gate at equal parameters.
 GATING_VARIANTS = {
     "gelu_ffn": {"ffn": "gelu", "d_ff": 1032},  # two matrices of 1,032: 2 x 256 x 1,032 = 3 x 256 x 688
@@ -95,9 +108,10 @@ NORM_PLACES = ("pre", "post", "none")
 NORM_KINDS = ("rms", "layer")
 NORM_GAINS = ("g", "1+w")
 ATTN_MIXES = ("softmax", "prefix_mean")
+POSITIONS = ("rope", "none", "learned")
 # Fields added after the first exports: a config dict records them only when they differ from
 # their default, so every earlier variant's recorded config (and every export made from it) is unchanged.
-LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g", "attn_mix": "softmax"}
+LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g", "attn_mix": "softmax", "pos": "rope"}
 
 
 def variant_overrides(name: str) -> dict:
@@ -106,7 +120,7 @@ def variant_overrides(name: str) -> dict:
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
     known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS, **GATING_VARIANTS,
-             **ATTENTION_VARIANTS}
+             **ATTENTION_VARIANTS, **POSITION_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -125,9 +139,11 @@ def make_config(**overrides) -> ModelConfig:
     if cfg.ffn not in FFN_KINDS:
         raise ValueError(f"ffn={cfg.ffn!r}; known: {FFN_KINDS}")
     for name, known in (("norm_place", NORM_PLACES), ("norm_kind", NORM_KINDS), ("norm_gain", NORM_GAINS),
-                        ("attn_mix", ATTN_MIXES)):
+                        ("attn_mix", ATTN_MIXES), ("pos", POSITIONS)):
         if getattr(cfg, name) not in known:
             raise ValueError(f"{name}={getattr(cfg, name)!r}; known: {known}")
+    if cfg.d_model % cfg.n_head or (cfg.d_model // cfg.n_head) % 2:
+        raise ValueError(f"d_model={cfg.d_model} must split into n_head={cfg.n_head} heads of an even size (RoPE pairs)")
     if cfg.norm_place == "post" and not (cfg.residual and cfg.skip_attn and cfg.skip_ffn and not cfg.embed_skip):
         raise ValueError("norm_place='post' is defined for the block with both skips only")
     return cfg
@@ -197,12 +213,20 @@ def make_norm(cfg: ModelConfig) -> nn.Module:
     return cls(cfg.d_model, cfg.norm_eps, zero_centred=cfg.norm_gain == "1+w")
 
 
+def rope_frequencies(head_dim: int, base: float) -> torch.Tensor:
+    """theta_i = base^(-2i / head_dim), i = 0 .. head_dim/2 - 1: pair i turns theta_i radians per position.
+
+    rope_frequencies(4, 10000.0) -> tensor([1.0000, 0.0100])
+    """
+    return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (hs/2,)
+
+
 def rope_tables(head_dim: int, T: int, base: float):
     """cos/sin tables for rotary embeddings, each (T, head_dim/2).
 
     rope_tables(2, 3, 10000.0)[0][:, 0] -> tensor([1.0000, 0.5403, -0.4161]) (cos of 0, 1, 2)
     """
-    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (hs/2,)
+    inv_freq = rope_frequencies(head_dim, base)  # (hs/2,)
     angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]  # (T, hs/2)
     return angles.cos(), angles.sin()
 
@@ -215,6 +239,9 @@ def apply_rope(x, cos, sin):
 
 
 class Attention(nn.Module):
+    """Causal multi-head attention; q and k rotated by RoPE when the block is given cos/sin tables
+    (cos=None: no rotation, the NoPE and learned-position models)."""
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         assert cfg.d_model % cfg.n_head == 0
@@ -234,7 +261,8 @@ class Attention(nn.Module):
             return self.resid_drop(self.proj(self.v(x).cumsum(dim=1) / counts))  # (B, T, C)
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, C) each
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
+        if cos is not None:
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.resid_drop(self.proj(y))  # (B, T, C)
@@ -339,6 +367,9 @@ class GPT(nn.Module):
         for name, p in self.named_parameters():
             if name.endswith("attn.proj.weight") or name.endswith("ffn.down.weight"):
                 nn.init.normal_(p, mean=0.0, std=resid_std)
+        if cfg.pos == "learned":  # made and drawn last: every other weight is the baseline's of the same seed
+            self.wpe = nn.Embedding(cfg.block_size, cfg.d_model)  # (block_size, C) one vector per position
+            nn.init.normal_(self.wpe.weight, mean=0.0, std=0.02)
 
     @staticmethod
     def _init_weights(module):
@@ -349,11 +380,32 @@ class GPT(nn.Module):
         """Unique parameters (the tied embedding counted once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx, targets=None):
+    def rotations(self, T: int, start: int = 0):
+        """RoPE's cos/sin tables, (T, hs/2) each, for positions start .. start+T-1 (None, None without RoPE).
+        Positions past the context are computed as the context's are: the same angle, position x theta_i."""
+        if self.cfg.pos != "rope":
+            return None, None
+        if start + T <= self.cfg.block_size:
+            return self.rope_cos[start:start + T], self.rope_sin[start:start + T]  # (T, hs/2)
+        cos, sin = rope_tables(self.cfg.d_model // self.cfg.n_head, start + T, self.cfg.rope_base)
+        return cos[start:].to(self.rope_cos.device), sin[start:].to(self.rope_sin.device)  # (T, hs/2)
+
+    def forward(self, idx, targets=None, start: int = 0, extrapolate: bool = False):
+        """Logits (B, T, V) and the mean loss when targets are given. The tokens sit at positions
+        start .. start+T-1 (0 .. T-1 in training). Positions past block_size - 1 are refused unless
+        extrapolate=True (RoPE and no-position models only: a learned table has no row for them)."""
         B, T = idx.shape
-        assert T <= self.cfg.block_size, f"sequence of {T} tokens > block_size {self.cfg.block_size}"
-        cos, sin = self.rope_cos[:T], self.rope_sin[:T]  # (T, hs/2)
+        end = start + T
+        if start < 0:
+            raise ValueError(f"start={start}: positions start at 0")
+        if end > self.cfg.block_size and (not extrapolate or self.cfg.pos == "learned"):
+            why = ("a learned position table has no row past it" if self.cfg.pos == "learned"
+                   else "pass extrapolate=True to run past the context it was trained on")
+            raise ValueError(f"positions {start}..{end - 1} reach past block_size {self.cfg.block_size}: {why}")
+        cos, sin = self.rotations(T, start)  # (T, hs/2) each, or None
         x = e = self.embed(idx)  # (B, T, C)
+        if self.cfg.pos == "learned":
+            x = x + self.wpe(torch.arange(start, end, device=idx.device))  # (B, T, C)
         for block in self.blocks:
             x = block(x, cos, sin)  # (B, T, C)
         if self.cfg.embed_skip:
