@@ -66,6 +66,9 @@ GRID = {  # model -> params to compare (the default first)
                      {"task": "graded", "activation": "gelu", "gate": [1.75, -0.5, 0.25], "up": [0.0, 0.0, -1.5]}],
     "residual-evidence": [{}],
     "gate-width": [{}, {"d": 4096}, {"d": 8192}, {"d": 768}],
+    "kv-memory": [{}, {"preset": "anchor"}, {"preset": "ds67b"}, {"preset": "ours", "bits": 6, "context": 1048576},
+                  {"heads": 32, "kv_heads": 3, "head_dim": 128, "layers": 32, "context": 8192, "bits": 16},
+                  {"heads": 64, "kv_heads": 1, "head_dim": 128, "layers": 80, "context": 131072, "bits": 8}],
     "tiny-gpt": [{}, ("start", {"settings": {"n_layer": 2, "n_embd": 8, "n_head": 2, "block_size": 6, "lr": 0.01,
                                            "steps": 30, "seed": 4}}),
                  # the first validation, a part a call; steps to 25, where the next falls due; its first part
