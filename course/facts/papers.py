@@ -21,6 +21,13 @@ def paper_facts(papers):
         "tfixup": {**papers["huang2020"]["rows"][0], "paper": papers["huang2020"]["paper"]},
         "deepnet": {**papers["wang2022"]["rows"][0], "paper": papers["wang2022"]["paper"]},
         "llama_warmup": {**papers["touvron2023"]["rows"][0], "paper": papers["touvron2023"]["paper"]},
+        # C4 第 3 课's later work on warm-up and placement (rows with the sentences checked)
+        "untuned_warmup": {**papers["ma2021"]["rows"][0], "paper": papers["ma2021"]["paper"]},
+        "kosson": {**papers["kosson2024"]["rows"][0], "paper": papers["kosson2024"]["paper"]},
+        "noci": {**papers["noci2022"]["rows"][0], "paper": papers["noci2022"]["paper"]},
+        "periln": {**papers["kim2025"]["rows"][0], "paper": papers["kim2025"]["paper"],
+                   "models": [r["model"] for r in papers["gemma2024"]["rows"] if r["norm_place"] == "peri"]},
+        "olmo2": {**papers["olmo2024"]["rows"][0], "paper": papers["olmo2024"]["paper"]},
     }
 
 
