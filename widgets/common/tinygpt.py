@@ -424,3 +424,125 @@ def sample(cfg, W, context, n, temperature, rng, never=None, forward_pass=forwar
             pick = max([i for i in range(len(e)) if e[i] > 0.0])
         out.append(pick)
     return out[len(context):]
+
+
+# ---------------------------------------------------------------- generation with a KV cache
+#
+# Under the causal mask a token's key and value depend only on the tokens up to it, so appending
+# a token changes none of the earlier ones: generation can keep them (the KV cache) and compute
+# one new row per step. forward_step() does the very arithmetic forward() does for its last row,
+# in the same order, so its logits are the same floats, bit for bit.
+
+def new_cache(cfg):
+    """An empty KV cache: per layer, the keys ("k") and values ("v") of the tokens read so far,
+    one row of d numbers per token, and "n", how many tokens that is."""
+    return {"n": 0, "k": [[] for _ in range(cfg.n_layer)], "v": [[] for _ in range(cfg.n_layer)]}
+
+
+def embed(W, token, pos):
+    """The input row of one token at position pos: wte[token] + wpe[pos]."""
+    return [a + b for a, b in zip(W["wte"][token], W["wpe"][pos])]
+
+
+def attend(q, K, V, n_head):
+    """One query row q against the cached rows K and V (its own row included), n_head heads ->
+    the attention output row; attention()'s arithmetic for its last row."""
+    hs = len(q) // n_head
+    scale = 1.0 / math.sqrt(hs)
+    out = []
+    for h in range(n_head):
+        lo, hi = h * hs, (h + 1) * hs
+        qt = q[lo:hi]
+        s = [scale * sum([x * y for x, y in zip(qt, k[lo:hi])]) for k in K]
+        top = max(s)
+        e = [math.exp(x - top) for x in s]
+        z = sum(e)
+        p = [x / z for x in e]
+        vT = transpose([row[lo:hi] for row in V])
+        out.extend([sum([x * y for x, y in zip(p, col)]) for col in vT])
+    return out
+
+
+def step_embedded(cfg, W, cache, x):
+    """forward_step after the embedding: x is the new token's input row (embed(W, token, pos));
+    appends its key and value to the cache -> its logits row. Passing a row made with the wrong
+    position (embed(W, token, 0)) is the cache bug readers hit: the outputs then diverge."""
+    if cache["n"] >= cfg.block_size:
+        raise ValueError("the cache is full: it holds block_size = " + str(cfg.block_size) +
+                         " tokens and the model has no position after them")
+    x = [x]
+    for l in range(cfg.n_layer):
+        p = "h" + str(l) + "."
+        n1, _ = rmsnorm(x)
+        q = linear(n1, W[p + "wq"])[0]
+        cache["k"][l].append(linear(n1, W[p + "wk"])[0])
+        cache["v"][l].append(linear(n1, W[p + "wv"])[0])
+        att = attend(q, cache["k"][l], cache["v"][l], cfg.n_head)
+        x = add(x, linear([att], W[p + "wo"]))
+        n2, _ = rmsnorm(x)
+        x = add(x, linear(relu(linear(n2, W[p + "w1"])), W[p + "w2"]))
+    cache["n"] += 1
+    nf, _ = rmsnorm(x)
+    return linear(nf, W["lm_head"])[0]
+
+
+def check_step(cfg, cache, pos):
+    """The errors of forward_step: pos must be the cache's length, and below block_size."""
+    if pos >= cfg.block_size:
+        raise ValueError("position " + str(pos) + " is past the last one the model has (block_size - 1 = " +
+                         str(cfg.block_size - 1) + "): start a new cache over the last tokens")
+    if pos != cache["n"]:
+        raise ValueError("position " + str(pos) + " but the cache holds " + str(cache["n"]) +
+                         " tokens: the new token's position is the number of tokens before it")
+
+
+def forward_step(cfg, W, cache, token, pos):
+    """One new token at absolute position pos with the KV cache -> its logits row (a list of
+    vocab_size floats), the same as the last row of forward(cfg, W, [prefix + [token]]); appends
+    the token's key and value to the cache. ValueError when pos is not the cache's length or
+    reaches block_size."""
+    check_step(cfg, cache, pos)
+    return step_embedded(cfg, W, cache, embed(W, token, pos))
+
+
+def prefill(cfg, W, cache, tokens):
+    """Reads tokens (at positions 0, 1, ...) into an empty cache in one forward pass -> the
+    logits of every row (as forward's); forward_step goes on from position len(tokens)."""
+    if cache["n"] != 0:
+        raise ValueError("prefill starts an empty cache (this one holds " + str(cache["n"]) + " tokens)")
+    if not 0 < len(tokens) <= cfg.block_size:
+        raise ValueError("prefill takes 1 to block_size = " + str(cfg.block_size) + " tokens, not " + str(len(tokens)))
+    logits, c = forward(cfg, W, [tokens])
+    for l in range(cfg.n_layer):
+        cache["k"][l] = list(c["layers"][l]["k"])
+        cache["v"][l] = list(c["layers"][l]["v"])
+    cache["n"] = len(tokens)
+    return logits
+
+
+def cached_forward_pass(new_cache_fn, prefill_fn, step_fn):
+    """A forward_pass for sample() that keeps a KV cache: when the window is the last one plus one
+    token, one forward_step; otherwise (the first call, or the window slid past block_size, so
+    every position changed) a fresh cache and a prefill. Returns ([the last logits row], None)."""
+    state = {"cache": None, "window": None}
+
+    def forward_pass(cfg, W, inputs):
+        window = inputs[0]
+        if state["cache"] is not None and state["window"] == window[:-1]:
+            row = step_fn(cfg, W, state["cache"], window[-1], len(window) - 1)
+        else:
+            state["cache"] = new_cache_fn(cfg)
+            row = prefill_fn(cfg, W, state["cache"], window)[-1]
+        state["window"] = list(window)
+        return [row], None
+
+    return forward_pass
+
+
+def sample_cached(cfg, W, context, n, temperature, rng, never=None):
+    """sample() with the KV cache: the context is read once, then each new token is one
+    forward_step; the same draws as sample() from the same rng. Once the text is longer than
+    block_size the window slides, every token's position changes, and each step reads the whole
+    window again (learned absolute positions: the cached keys no longer hold)."""
+    return sample(cfg, W, context, n, temperature, rng, never,
+                  forward_pass=cached_forward_pass(new_cache, prefill, forward_step))

@@ -276,3 +276,83 @@ def train_step(cfg, W, opt, xs, ys):
 def sample(cfg, W, context, n, temperature, rng, never=None):
     """tinygpt.sample with this engine's forward pass: the same draws from the same logits."""
     return tg.sample(cfg, W, context, n, temperature, rng, never, forward_pass=forward)
+
+
+# ---------------------------------------------------------------- generation with a KV cache
+
+def new_cache(cfg):
+    """tinygpt.new_cache on arrays: per layer a (block_size, d) array of keys ("k") and one of
+    values ("v"), filled row by row, and "n", how many rows hold tokens so far."""
+    T, d = cfg.block_size, cfg.n_embd
+    return {"n": 0, "k": [np.zeros((T, d)) for _ in range(cfg.n_layer)],
+            "v": [np.zeros((T, d)) for _ in range(cfg.n_layer)]}
+
+
+def embed(W, token, pos):
+    """The input row of one token at position pos, a (1, d) array: wte[token] + wpe[pos]."""
+    return np.take(W["wte"], [token], axis=0) + np.take(W["wpe"], [pos], axis=0)
+
+
+def attend(q, K, V, n_head):
+    """One query row q (1, d) against the cached rows K and V (n, d), its own included -> (1, d)."""
+    d = q.shape[1]
+    hs = d // n_head
+    scale = 1.0 / math.sqrt(hs)
+    out = np.zeros((1, d))
+    for h in range(n_head):
+        lo, hi = h * hs, (h + 1) * hs
+        s = scale * np.dot(q[:, lo:hi], K[:, lo:hi].T)  # (1, n)
+        e = np.exp(s - column(np.max(s, axis=1)))
+        p = e / column(np.sum(e, axis=1))
+        out[:, lo:hi] = np.dot(p, V[:, lo:hi])
+    return out
+
+
+def step_embedded(cfg, W, cache, x):
+    """tinygpt.step_embedded on arrays: x the new token's (1, d) input row -> its logits row (a list)."""
+    n = cache["n"]
+    if n >= cfg.block_size:
+        raise ValueError("the cache is full: it holds block_size = " + str(cfg.block_size) +
+                         " tokens and the model has no position after them")
+    for l in range(cfg.n_layer):
+        p = "h" + str(l) + "."
+        K, V = cache["k"][l], cache["v"][l]
+        n1, _ = rmsnorm(x)
+        q = linear(n1, W[p + "wq"])
+        K[n:n + 1, :] = linear(n1, W[p + "wk"])
+        V[n:n + 1, :] = linear(n1, W[p + "wv"])
+        att = attend(q, K[0:n + 1, :], V[0:n + 1, :], cfg.n_head)
+        x = x + linear(att, W[p + "wo"])
+        n2, _ = rmsnorm(x)
+        x = x + linear(relu(linear(n2, W[p + "w1"])), W[p + "w2"])
+    cache["n"] = n + 1
+    nf, _ = rmsnorm(x)
+    return list(linear(nf, W["lm_head"])[0])
+
+
+def forward_step(cfg, W, cache, token, pos):
+    """tinygpt.forward_step on arrays: one new token at position pos -> its logits row (a list of
+    vocab_size floats), the last row of forward() over the prefix to float rounding."""
+    tg.check_step(cfg, cache, pos)
+    return step_embedded(cfg, W, cache, embed(W, token, pos))
+
+
+def prefill(cfg, W, cache, tokens):
+    """tinygpt.prefill on arrays: tokens read into an empty cache in one forward -> the logits (an array)."""
+    if cache["n"] != 0:
+        raise ValueError("prefill starts an empty cache (this one holds " + str(cache["n"]) + " tokens)")
+    t = len(tokens)
+    if not 0 < t <= cfg.block_size:
+        raise ValueError("prefill takes 1 to block_size = " + str(cfg.block_size) + " tokens, not " + str(t))
+    logits, c = forward(cfg, W, [tokens])
+    for l in range(cfg.n_layer):
+        cache["k"][l][0:t, :] = c["layers"][l]["k"]
+        cache["v"][l][0:t, :] = c["layers"][l]["v"]
+    cache["n"] = t
+    return logits
+
+
+def sample_cached(cfg, W, context, n, temperature, rng, never=None):
+    """tinygpt.sample_cached with this engine: the same draws as sample() from the same rng."""
+    return tg.sample(cfg, W, context, n, temperature, rng, never,
+                     forward_pass=tg.cached_forward_pass(new_cache, prefill, forward_step))
