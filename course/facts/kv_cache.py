@@ -111,6 +111,26 @@ def gqa_table(paper):
             "mqa_loss": mha["average"] - mqa["average"], "gqa_loss": mha["average"] - gqa["average"]}
 
 
+CONFIG_FIELDS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+                 "layer_types")
+
+
+def configs(data):
+    """The config fields a cache's size is read from, as each source writes them (the exercise's
+    inputs): Llama 3 8B and DeepSeek 67B (no head_dim: hidden_size / heads), the anchor's
+    text_config (head_dim and layer_types given), and our model as a config would say it (no
+    num_key_value_heads: MHA)."""
+    frontier = data["frontier-models"]
+    a = data["real-model/model-card"]["architecture"]
+
+    def pick(c):
+        return {k: c[k] for k in CONFIG_FIELDS if k in c}
+
+    return {"ours": {"num_hidden_layers": a["n_layer"], "num_attention_heads": a["n_head"], "hidden_size": a["d_model"]},
+            "anchor": pick(data["anchor-model"]["config"]["text_config"]),
+            "llama3": pick(frontier["llama-3-8b"]["config"]), "ds67b": pick(frontier["deepseek-llm-67b"]["config"])}
+
+
 def kv_facts(data):
     frontier = data["frontier-models"]
     r_ours = ours(data["real-model/model-card"])
@@ -123,7 +143,7 @@ def kv_facts(data):
             "ours": r_ours, "anchor": r_anchor, "llama3": r_llama, "ds67b": r_67b,
             "mla": mla(frontier["deepseek-v2"], r_67b, data["papers"]["deepseek2024"]),
             "gqa": gqa_table(data["papers"]["ainslie2023"]),
-            "run": data.get(RUN)}
+            "configs": configs(data), "run": data.get(RUN)}
 
 
 def facts(data):
