@@ -197,3 +197,48 @@ def test_sample_with_low_temperature_is_the_argmax():
         assert t == row.index(max(row))
         window.append(t)
     assert math.isfinite(tg.loss_of(cfg, W, [[1, 2, 3]], [[2, 3, 4]]))
+
+
+def torch_logits(cfg, W, tokens, cached):
+    """The model's logits over one sequence in torch: in one pass (is_causal), or token by token
+    with a torch KV cache (each new token's query against the keys and values kept so far)."""
+    p = {name: torch.tensor(W[name]) for name in tg.weight_names(cfg)}
+    d, nh = cfg.n_embd, cfg.n_head
+    rms = lambda x: x / torch.sqrt((x * x).mean(-1, keepdim=True) + tg.EPS)  # noqa: E731
+    heads = lambda m: m.view(m.shape[0], nh, d // nh).transpose(0, 1)  # (t, d) -> (nh, t, hs)  # noqa: E731
+
+    def block(x, l, kv):
+        w = lambda n: p[f"h{l}.{n}"]  # noqa: E731
+        n1 = rms(x)
+        k, v = n1 @ w("wk").T, n1 @ w("wv").T
+        if kv is not None:
+            kv[l] = (torch.cat([kv[l][0], k]), torch.cat([kv[l][1], v])) if l in kv else (k, v)
+            k, v = kv[l]
+        att = F.scaled_dot_product_attention(heads(n1 @ w("wq").T), heads(k), heads(v), is_causal=kv is None)
+        x = x + att.transpose(0, 1).reshape(x.shape[0], d) @ w("wo").T
+        return x + torch.relu(rms(x) @ w("w1").T) @ w("w2").T
+
+    def run(toks, start, kv):
+        x = p["wte"][torch.tensor(toks)] + p["wpe"][start:start + len(toks)]
+        for l in range(cfg.n_layer):
+            x = block(x, l, kv)
+        return rms(x) @ p["lm_head"].T
+
+    if not cached:
+        return run(tokens, 0, None)
+    kv = {}
+    return torch.cat([run([t], i, kv) for i, t in enumerate(tokens)])
+
+
+@pytest.mark.parametrize("n_layer", [1, 2])
+def test_the_cached_step_matches_torch(n_layer):
+    """forward_step token by token (issue 51) against torch's one-pass logits and a torch KV cache:
+    every row the same to float64 rounding (and the engine's own full forward, bit for bit)."""
+    cfg, W = tiny(n_layer)
+    rng = Rng(11)
+    tokens = [rng.below(cfg.vocab_size) for _ in range(cfg.block_size)]
+    cache = tg.new_cache(cfg)
+    rows = [tg.forward_step(cfg, W, cache, t, i) for i, t in enumerate(tokens)]
+    close(rows, torch_logits(cfg, W, tokens, cached=False), tol=1e-12)
+    close(rows, torch_logits(cfg, W, tokens, cached=True), tol=1e-12)
+    assert rows == tg.forward(cfg, W, [tokens])[0]
