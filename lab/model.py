@@ -213,21 +213,21 @@ def make_norm(cfg: ModelConfig) -> nn.Module:
     return cls(cfg.d_model, cfg.norm_eps, zero_centred=cfg.norm_gain == "1+w")
 
 
-def rope_frequencies(head_dim: int, base: float) -> torch.Tensor:
+def rope_frequencies(head_dim: int, base: float, dtype=torch.float32) -> torch.Tensor:
     """theta_i = base^(-2i / head_dim), i = 0 .. head_dim/2 - 1: pair i turns theta_i radians per position.
 
     rope_frequencies(4, 10000.0) -> tensor([1.0000, 0.0100])
     """
-    return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (hs/2,)
+    return base ** (-torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)  # (hs/2,)
 
 
-def rope_tables(head_dim: int, T: int, base: float):
-    """cos/sin tables for rotary embeddings, each (T, head_dim/2).
+def rope_tables(head_dim: int, T: int, base: float, dtype=torch.float32):
+    """cos/sin tables for rotary embeddings, each (T, head_dim/2), computed in dtype (the model's: float32).
 
     rope_tables(2, 3, 10000.0)[0][:, 0] -> tensor([1.0000, 0.5403, -0.4161]) (cos of 0, 1, 2)
     """
-    inv_freq = rope_frequencies(head_dim, base)  # (hs/2,)
-    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]  # (T, hs/2)
+    inv_freq = rope_frequencies(head_dim, base, dtype)  # (hs/2,)
+    angles = torch.arange(T, dtype=dtype)[:, None] * inv_freq[None, :]  # (T, hs/2)
     return angles.cos(), angles.sin()
 
 
@@ -382,12 +382,14 @@ class GPT(nn.Module):
 
     def rotations(self, T: int, start: int = 0):
         """RoPE's cos/sin tables, (T, hs/2) each, for positions start .. start+T-1 (None, None without RoPE).
-        Positions past the context are computed as the context's are: the same angle, position x theta_i."""
+        Positions past the context are computed as the context's are: the same angle, position x theta_i.
+        A model cast to float64 (model.double()) computes its tables in float64 too, not from float32 ones."""
         if self.cfg.pos != "rope":
             return None, None
-        if start + T <= self.cfg.block_size:
+        dtype = self.rope_cos.dtype
+        if start + T <= self.cfg.block_size and dtype == torch.float32:
             return self.rope_cos[start:start + T], self.rope_sin[start:start + T]  # (T, hs/2)
-        cos, sin = rope_tables(self.cfg.d_model // self.cfg.n_head, start + T, self.cfg.rope_base)
+        cos, sin = rope_tables(self.cfg.d_model // self.cfg.n_head, start + T, self.cfg.rope_base, dtype)
         return cos[start:].to(self.rope_cos.device), sin[start:].to(self.rope_sin.device)  # (T, hs/2)
 
     def forward(self, idx, targets=None, start: int = 0, extrapolate: bool = False):

@@ -41,8 +41,10 @@ BASELINE_SEEDS_FILE = "baseline-seeds.json"  # the baseline's later seeds, besid
 TOKENIZER_SWEEP_FILE = "tokenizer/sweep.json"  # the vocabulary sweep, data/real-model/tokenizer/ (lab/experiments/tokenizer.py)
 TOKENIZER_FILE = "tokenizer/tokenizer.json"  # our tokenizer in compact form, for the page's encoder (the same module)
 TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embedding neighbours (the same module)
+ROPE_FILE = "rope/rope.json"  # RoPE's shift test and long windows on a trained run (lab/experiments/rope.py)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
-           ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE)
+           ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE,
+           ROPE_FILE)
 
 
 class SchemaError(ValueError):
@@ -160,6 +162,8 @@ def _semantic(name: str, data: dict):
         _semantic_gating_arms(data, fail)
     if name in (ATTENTION_FILE, ATTENTION_FAILED_FILE):
         _semantic_attention(data, fail)
+    if name == ROPE_FILE:
+        _semantic_rope(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -219,6 +223,31 @@ def _semantic_attention(data: dict, fail):
                     fail(f"passages[{i}].weights", "row t must hold t + 1 weights (keys 0..t)")
                 if any(abs(sum(r) - 1000) > len(r) for r in rows):
                     fail(f"passages[{i}].weights", "a row's per mille weights must sum to 1000 (within rounding)")
+
+
+def _semantic_rope(data: dict, fail):
+    mc, shift, long, pairs = data["model_config"], data["shift"], data["long"], data["pairs"]
+    if mc["head_dim"] * mc["n_head"] != mc["d_model"]:
+        fail("model_config.head_dim", "head_dim x n_head must be d_model")
+    for i, row in enumerate(shift["rows"]):
+        T = row["tokens"]
+        if row["positions"] != [[0, T - 1], [shift["shift"], shift["shift"] + T - 1]]:
+            fail(f"shift.rows[{i}].positions", f"want 0..{T - 1} and then every position + {shift['shift']}")
+    if shift["rows"][2]["model"] != shift["control"]["variant"] or shift["rows"][2]["trained"] != shift["control"]["trained"]:
+        fail("shift.rows[2]", "the third row is the control")
+    half = long["tokens"] // 2
+    if len(long["loss_by_position"]) != long["tokens"] or len(long["alone_by_position"]) != half:
+        fail("long", f"loss_by_position holds {long['tokens']} positions, alone_by_position {half}")
+    for key, part in (("first_half", long["loss_by_position"][:half]), ("second_half", long["loss_by_position"][half:]),
+                      ("second_half_alone", long["alone_by_position"])):
+        if abs(sum(part) / len(part) - long[key]) > 1e-3:
+            fail(f"long.{key}", "must be the mean of its positions")
+    if (pairs["head_dim"], pairs["base"], pairs["context"]) != (mc["head_dim"], mc["rope_base"], mc["block_size"]):
+        fail("pairs", "head_dim, base and context must be the model's")
+    if not len(pairs["theta"]) == len(pairs["wavelength"]) == len(pairs["turns"]) == pairs["pairs"] == mc["head_dim"] // 2:
+        fail("pairs", "one theta, wavelength and turns per pair, head_dim / 2 pairs")
+    if pairs["slow"] != sum(t < 1 for t in pairs["turns"]):
+        fail("pairs.slow", "must count the pairs that turn less than once")
 
 
 def _semantic_residual(data: dict, fail):
