@@ -61,7 +61,7 @@ def test_the_ffn_experiment_keeps_its_variants():
     assert not set(VARIANTS) & set(RESIDUAL_VARIANTS)
     assert residual.VARIANT_NAMES == ("baseline", "no_residual", "deep_8l", "deep_8l_no_residual")
     with pytest.raises(ValueError, match="no_residual"):  # the one lookup names every variant
-        main(["train", "variant=nope"])
+        main(["train", "variant=no_such_variant"])
 
 
 @pytest.fixture(scope="module")
