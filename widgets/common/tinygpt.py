@@ -273,8 +273,9 @@ def init_weights(cfg, seed):
     return W
 
 
-def forward(cfg, W, inputs, targets=None):
-    """inputs: B sequences of the same length t <= T. -> (logits or loss, cache for backward)."""
+def forward(cfg, W, inputs, targets=None, last=False):
+    """inputs: B sequences of the same length t <= T. -> (logits or loss, cache for backward).
+    last=True (no targets): the logits of the last row only, (1, V), which is all sampling reads."""
     t = len(inputs[0])
     tokens = [tok for seq in inputs for tok in seq]
     wte, wpe = W["wte"], W["wpe"]
@@ -295,7 +296,7 @@ def forward(cfg, W, inputs, targets=None):
         x = add(x, linear(c["hid"], W[p + "w2"]))
         layers.append(c)
     nf, rf = rmsnorm(x)
-    logits = linear(nf, W["lm_head"])  # (N, V)
+    logits = linear(nf[-1:] if last and targets is None else nf, W["lm_head"])  # (N, V), or (1, V)
     cache = {"tokens": tokens, "t": t, "layers": layers, "nf": nf, "rf": rf}
     if targets is None:
         return logits, cache
@@ -505,14 +506,15 @@ def forward_step(cfg, W, cache, token, pos):
     return step_embedded(cfg, W, cache, embed(W, token, pos))
 
 
-def prefill(cfg, W, cache, tokens):
+def prefill(cfg, W, cache, tokens, last=False):
     """Reads tokens (at positions 0, 1, ...) into an empty cache in one forward pass -> the
-    logits of every row (as forward's); forward_step goes on from position len(tokens)."""
+    logits of every row (as forward's; last=True: of the last row only); forward_step goes on from
+    position len(tokens)."""
     if cache["n"] != 0:
         raise ValueError("prefill starts an empty cache (this one holds " + str(cache["n"]) + " tokens)")
     if not 0 < len(tokens) <= cfg.block_size:
         raise ValueError("prefill takes 1 to block_size = " + str(cfg.block_size) + " tokens, not " + str(len(tokens)))
-    logits, c = forward(cfg, W, [tokens])
+    logits, c = forward(cfg, W, [tokens], last=last)
     for l in range(cfg.n_layer):
         cache["k"][l] = list(c["layers"][l]["k"])
         cache["v"][l] = list(c["layers"][l]["v"])

@@ -168,8 +168,9 @@ def cross_entropy(logits, targets):
 
 # ---------------------------------------------------------------- the model
 
-def forward(cfg, W, inputs, targets=None):
-    """inputs: B sequences of the same length t <= T. -> (logits or loss, cache for backward)."""
+def forward(cfg, W, inputs, targets=None, last=False):
+    """inputs: B sequences of the same length t <= T. -> (logits or loss, cache for backward).
+    last=True (no targets): the logits of the last row only, (1, V), which is all sampling reads."""
     t = len(inputs[0])
     tokens = [tok for seq in inputs for tok in seq]
     x = np.take(W["wte"], tokens, axis=0) + np.take(W["wpe"], [i % t for i in range(len(tokens))], axis=0)
@@ -189,7 +190,7 @@ def forward(cfg, W, inputs, targets=None):
         x = x + linear(c["hid"], W[p + "w2"])
         layers.append(c)
     nf, rf = rmsnorm(x)
-    logits = linear(nf, W["lm_head"])  # (N, V)
+    logits = linear(nf[-1:] if last and targets is None else nf, W["lm_head"])  # (N, V), or (1, V)
     cache = {"tokens": tokens, "t": t, "layers": layers, "nf": nf, "rf": rf}
     if targets is None:
         return logits, cache
@@ -337,14 +338,15 @@ def forward_step(cfg, W, cache, token, pos):
     return step_embedded(cfg, W, cache, embed(W, token, pos))
 
 
-def prefill(cfg, W, cache, tokens):
-    """tinygpt.prefill on arrays: tokens read into an empty cache in one forward -> the logits (an array)."""
+def prefill(cfg, W, cache, tokens, last=False):
+    """tinygpt.prefill on arrays: tokens read into an empty cache in one forward -> the logits (an
+    array; last=True: the last row's only)."""
     if cache["n"] != 0:
         raise ValueError("prefill starts an empty cache (this one holds " + str(cache["n"]) + " tokens)")
     t = len(tokens)
     if not 0 < t <= cfg.block_size:
         raise ValueError("prefill takes 1 to block_size = " + str(cfg.block_size) + " tokens, not " + str(t))
-    logits, c = forward(cfg, W, [tokens])
+    logits, c = forward(cfg, W, [tokens], last=last)
     for l in range(cfg.n_layer):
         cache["k"][l][0:t, :] = c["layers"][l]["k"]
         cache["v"][l][0:t, :] = c["layers"][l]["v"]
