@@ -106,7 +106,8 @@ def mla(v2, ds67b, paper):
 def gqa_table(paper):
     by = {r["row"]: r for r in paper["rows"]}
     mha, mqa, gqa = by["MHA-XXL"], by["MQA-XXL"], by["GQA-8-XXL"]
-    return {"rows": paper["rows"], "by": by, "paper": paper["paper"],
+    return {"rows": paper["rows"], "by": by, "paper": paper["paper"], "tasks": paper["tasks"],
+            "uptrain_fraction": paper["uptrain_fraction"],
             "mqa_speedup": mha["t_infer_s"] / mqa["t_infer_s"], "gqa_speedup": mha["t_infer_s"] / gqa["t_infer_s"],
             "mqa_loss": mha["average"] - mqa["average"], "gqa_loss": mha["average"] - gqa["average"]}
 

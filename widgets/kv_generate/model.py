@@ -15,6 +15,7 @@ the widget compares is the two algorithms, not the text. The page times each run
 performance.now() and passes the milliseconds back to report(), which says them; the work each
 way (multiply-adds) is counted by work() from the shapes alone.
 """
+import math
 import tinygpt as tg
 import tinygpt_ulab
 from numfmt import num, sci
@@ -107,6 +108,27 @@ class Run:
 
     def text(self):
         return self.m.tok.decode(self.seq[len(self.m.prompt):])
+
+
+# ---------------------------------------------------------------- the step, by hand (the lesson's ⑤)
+
+def cached_rows(Q, K, V):
+    """One attention head run token by token with a cache, on plain lists (C3 第 1 课's toy):
+    step t appends k_t and v_t, scores q_t against every cached key, and returns its row ->
+    [{"cached": rows in the cache, "scores", "weights", "out"}] per step."""
+    cache_k, cache_v, steps = [], [], []
+    for t in range(len(Q)):
+        cache_k.append(K[t])
+        cache_v.append(V[t])
+        q = Q[t]
+        scores = [sum([a * b for a, b in zip(q, k)]) / math.sqrt(len(q)) for k in cache_k]
+        top = max(scores)
+        e = [math.exp(x - top) for x in scores]
+        z = sum(e)
+        w = [x / z for x in e]
+        out = [sum([w[j] * cache_v[j][i] for j in range(len(cache_v))]) for i in range(len(V[t]))]
+        steps.append({"cached": len(cache_k), "scores": scores, "weights": w, "out": out})
+    return steps
 
 
 # ---------------------------------------------------------------- the work, counted
@@ -237,6 +259,15 @@ def report(params):
         ratio = ms["full"] / ms["cached"]
         out["speedup"] = "在你的设备上，用缓存快了 " + num(ratio, 1) + " 倍。"
     return {"out": out, "announce": out.get("speedup", "")}
+
+
+def run_all(params):
+    """All three runs to the end in one go (the lesson quotes the build's own run, in CPython)."""
+    start(params)
+    for method in METHODS:
+        while not run({"method": method})["done"]:
+            pass
+    return compare(params)
 
 
 def view(params):
