@@ -78,6 +78,25 @@ def test_under_gpt2s_scaled_init_both_effects_mostly_vanish():
     assert post_last > pre[1]  # Post-LN's last layer still gets more than Pre-LN's
 
 
+def test_post_ln_last_layer_is_larger_at_every_depth_and_seed_under_gpt2s_writes():
+    """The lesson's range (l2-l3-review-2, 3-3): GPT-2's write scaling removes the depth trends, not
+    the direction; post_over_pre_range is the min and max of the torch stack's own ratio."""
+    ratios = []
+    for d in (1, 2, 7, 32):
+        for s in model.SEEDS:
+            post, pre = torch_stack("post", d, s, "scaled")[0], torch_stack("pre", d, s, "scaled")[0]
+            ratios.append(post[-1] / pre[-1])
+            assert math.isclose(model.post_over_pre(d, s, "scaled"), post[-1] / pre[-1], rel_tol=1e-9)
+    lo, hi = model.post_over_pre_range("scaled")
+    assert 1 < lo <= min(ratios) and max(ratios) <= hi < 2
+    assert model.post_over_pre_range("unit")[1] > 10  # Xiong's setting: the gap grows with depth
+
+
+def test_final_rms_is_the_streams_rms_after_the_last_write():
+    for place in ("pre", "post"):
+        assert math.isclose(model.final_rms(place, 5, 1), torch_stack(place, 5, 1)[1], rel_tol=1e-9)
+
+
 def test_profile_and_largest_layer_are_the_seed_means_of_the_stack():
     for init in model.INIT_ORDER:
         for place in model.ORDER:

@@ -85,7 +85,11 @@ def test_the_presets_numbers_the_lesson_can_quote():
     assert near["out"]["ln-var"] == "1.5 × 10⁻⁶" and near["out"]["ln-denom"] == "0.0034"
     assert col(near, "ln-out") == ["0.295", "−0.590", "0.295", "0"]
     assert near["out"]["ln-eps"] == ("LayerNorm：ε 占了 σ² + ε 的 86.96%，分母被 ε 撑大，输出被压小："
-                                     "绝对值最大的一维是 −0.590，不加 ε 会是 −1.633。")
+                                     "乘增益之前，绝对值最大的一维是 −0.590，不加 ε 会是 −1.633。")
+    # with a gain the note still speaks of the vector before it, and says so (the column shows it times 1 + w)
+    gained = model.view({**model.PARAMS, "eps": 1.0, "w": 0.5})
+    assert "乘增益之前，绝对值最大的一维是 1.633" in gained["out"]["rms-eps"]
+    assert "1.633" not in col(gained, "rms-out") and "2.449" in col(gained, "rms-out")  # 1.633 x 1.5
     big = model.view({**model.PARAMS, "preset": "near-zero", "eps": 1.0})
     assert col(big, "rms-out") == ["0.0010", "−0.0020", "0.0010", "0"]
     assert "超过 99.99%" in big["out"]["rms-eps"]

@@ -180,8 +180,8 @@ def test_positions_follow_the_axes_and_both_reference_lines_are_on_them():
     assert y0 == model.H and y1 == 0.0 and v0 <= B and v1 >= 7.6  # the bigram and the highest value are inside
     refs = {r["key"]: r for r in c["refs"]}
     assert abs(float(refs["unigram"]["y"]) - y_of(U)) < 0.06 and abs(float(refs["bigram"]["y"]) - y_of(B)) < 0.06
-    assert refs["unigram"]["label"] == "只看词频（unigram） 7.000"
-    assert refs["bigram"]["label"] == "只看前一个 token（bigram） 5.500"
+    assert refs["unigram"]["label"] == "验证集上只看词频（unigram） 7.000"  # a validation figure on a training chart, said
+    assert refs["bigram"]["label"] == "验证集上只看前一个 token（bigram） 5.500"
     first = re.findall(r"[ML]([\d.]+),([\d.]+)", c["lines"][0]["d"])
     assert [(float(x), round(y_of(v), 1)) for (x, _), v in zip(first, LEAVES["values"])] == \
         [(float(x), float(y)) for x, y in first]
@@ -276,7 +276,7 @@ def test_the_first_state_reads_whole_without_javascript():
         assert f"<li>{s}</li>" in html
     for key in ("caption", "drawn", "rule", "card"):
         assert f'data-out="{key}">{first["out"][key]}<' in html
-    assert html.count("<path ") == 3 and "只看词频（unigram） 7.000" in html and "只看前一个 token（bigram） 5.500" in html
+    assert html.count("<path ") == 3 and "验证集上只看词频（unigram） 7.000" in html and "验证集上只看前一个 token（bigram） 5.500" in html
     for k in range(3):  # each series' swatch has the line's own style class
         assert f'class="wc-line wc-s{k}"' in html
     assert "\n\n" not in html

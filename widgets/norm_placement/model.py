@@ -28,6 +28,9 @@ Functions a lesson can quote (model("norm-placement")):
         each the mean over SEEDS
     largest_layer(place, depth, seed=None, init="unit") -> the layer (1..depth) whose FFN gets
         the largest gradient: of one seed, or of profile() when seed is None
+    post_over_pre(depth, seed=0, init="unit") -> Post-LN's last-layer gradient over Pre-LN's;
+        post_over_pre_range(init) -> its (min, max) over every depth 1..32 and every seed
+    final_rms(place, depth, seed=0, init="unit") -> the stream's RMS after the last write
 And the exercise c4/l3/pre-post-stack's math, on plain lists:
     rms(x), rms_norm(x, eps=NORM_EPS), sublayer(w1, w2) -> f with f(h) = relu(h W1) W2,
     stack_rms(x, f, n, place) -> the stream's RMS after each of n writes ("pre" or "post")
@@ -92,6 +95,23 @@ def profile(place, depth, init="unit"):
     """The mean over SEEDS of every layer's FFN |dL/dW2|, first layer first."""
     runs = [layer_grads(place, depth, s, init) for s in SEEDS]
     return [sum([r[k] for r in runs]) / len(runs) for k in range(depth)]
+
+
+def post_over_pre(depth, seed=0, init="unit"):
+    """Post-LN's last-layer FFN |dL/dW2| over Pre-LN's, one seed."""
+    return last_layer_grad("post", depth, seed, init) / last_layer_grad("pre", depth, seed, init)
+
+
+def post_over_pre_range(init="unit"):
+    """(min, max) of post_over_pre over every depth of the slider and every seed: whether one
+    placement's last layer is larger everywhere, and by how much."""
+    r = [post_over_pre(d, s, init) for d in range(DEPTH[0], DEPTH[1] + 1) for s in SEEDS]
+    return (min(r), max(r))
+
+
+def final_rms(place, depth, seed=0, init="unit"):
+    """The stream's RMS after its last write (what the final norm divides by), one seed."""
+    return simulate(place, depth, seed, False, False, init)["rms"][-1]
 
 
 def argmax(values):

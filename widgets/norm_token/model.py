@@ -122,16 +122,17 @@ def share_text(share):
 
 
 def eps_note(name, stat_name, stat, eps, with_eps, without_eps):
-    """What eps does to this norm here: its share of the denominator, and the output without it."""
+    """What eps does to this norm here: its share of the denominator, and the output without it,
+    both before the gain (the output column shows them times 1 + w)."""
     share = eps / (stat + eps)
     if stat < 1e-12:
         return (name + "：" + stat_name + " 是 0，不加 ε 就是 0/0；有了 ε，分母是 √ε = " + fig(math.sqrt(eps))
-                + "，输出是 " + vec_text(with_eps) + "。")
+                + "，乘增益之前的输出是 " + vec_text(with_eps) + "。")
     if share < 0.01:
         return (name + "：ε 只占 " + stat_name + " + ε 的" + share_text(share) + "，几乎不改变结果"
-                "（不加 ε，绝对值最大的一维是 " + fig(max(without_eps, key=abs)) + "）。")
+                "（不加 ε，乘增益之前绝对值最大的一维是 " + fig(max(without_eps, key=abs)) + "）。")
     return (name + "：ε 占了 " + stat_name + " + ε 的" + share_text(share) + "，分母被 ε 撑大，输出被压小："
-            "绝对值最大的一维是 " + fig(max(with_eps, key=abs)) + "，不加 ε 会是 " + fig(max(without_eps, key=abs)) + "。")
+            "乘增益之前，绝对值最大的一维是 " + fig(max(with_eps, key=abs)) + "，不加 ε 会是 " + fig(max(without_eps, key=abs)) + "。")
 
 
 def view(params):

@@ -285,7 +285,7 @@ def chart(data, end, drawn, keys):
             parts.append(("L",) + parts[-1][1:])
         lines.append({"key": k, "style": keys.index(k), "d": " ".join([p[0] + p[1] + "," + p[2] for p in parts])})
     refs = []
-    for name, text in (("unigram", "只看词频（unigram）"), ("bigram", "只看前一个 token（bigram）")):
+    for name, text in (("unigram", "验证集上只看词频（unigram）"), ("bigram", "验证集上只看前一个 token（bigram）")):
         v = data[name]
         # its label under the line (the runs on the plateau sit just above the unigram's), unless the axis ends there
         dy = "22" if H * (hi - v) / (hi - lo) < H - 30 else "-8"
@@ -351,18 +351,19 @@ def view(params):
         drawn_text = "没有哪个运行训练超过 " + num(short) + " 步，这里没有曲线可画。"
     if not drawn:
         drawn_text += "现在没有勾选任何一条能画的曲线。" if window == "short" or longer else ""
-    c["summary"] = ("训练损失曲线，" + window_label + "，纵轴是损失（nats），两条横线：只看词频（unigram）" + loss(unigram)
-                    + "，只看前一个 token（bigram）" + loss(data["bigram"]) + "。"
+    c["summary"] = ("训练损失曲线，" + window_label + "，纵轴是损失（nats），两条横线是验证集上的：只看词频（unigram）"
+                    + loss(unigram) + "，只看前一个 token（bigram）" + loss(data["bigram"]) + "。"
                     + ("；".join(summary) + "。" if summary else "没有画曲线。"))
     out = {
         "caption": ("横轴：训练步数（" + window_label + "）；纵轴：训练损失（nats / token，越低越好）。每个点是连续 "
                     + str(every) + " 步训练损失的平均，画在这 " + str(every) + " 步的最后一步上。"),
         "drawn": drawn_text,
-        "rule": ("平台：只看词频的 unigram 损失 " + loss(unigram) + "。某 " + str(every) + " 步的平均低于 "
+        "rule": ("平台：只看词频的 unigram 损失，按验证集算是 " + loss(unigram) + "。某 " + str(every) + " 步的平均低于 "
                  + loss(unigram - LEAVE_MARGIN) + "（unigram 减 " + num(LEAVE_MARGIN, 2) + "）就算离开了平台；"
-                 + "一直高于 " + loss(unigram + LEAVE_MARGIN) + " 的算还没降到平台。"),
+                 + "一直高于 " + loss(unigram + LEAVE_MARGIN) + " 的算还没降到平台。曲线是训练损失，门槛却按验证集的 "
+                 + "unigram 定：训练集上的 unigram 损失没有导出，两者差多少这里看不出，所以离门槛不远的差别不读。"),
         "card": ("数据：我们自己的模型的训练记录，每条线是一次训练（" + seeds_phrase(data) + "）；每个值是训练集上连续 "
-                 + str(every) + " 步损失的平均，不是验证集损失；不是有限数的平均不画。两条横线是两个计数模型的损失："
+                 + str(every) + " 步损失的平均，不是验证集损失；不是有限数的平均不画。两条横线是两个计数模型在验证集上的损失："
                  "只按词频猜（unigram），只看前一个 token 猜（bigram）。"),
     }
     rows = {}
