@@ -41,6 +41,21 @@ NAME = "rope"
 DEFAULT_OUT = "data/real-model/rope"
 FILE = "rope/rope.json"
 CONTROL = "abs_pos"  # lab/model.py POSITION_VARIANTS: learned absolute positions
+# The training arms (lab/model.py POSITION_VARIANTS), each paired with the baseline's seeds 0-2 (same initial
+# weights and batches). Seeds protocol v2 (AUTHORING.md): the primary comparisons, declared here before any of
+# their runs trained (2026-12-06, while the queue ran baseline seed 0 and the SiLU FFN arm): each arm minus the
+# baseline, on validation loss at the last evaluation (step 1,400), Holm-corrected together. Predictions (from
+# ../shared/reviews/next-wave-anchors-2.md §1.5, not measured): NoPE higher (+0.03 to +0.15; Haviv et al. 2022:
+# competitive at scale, worse small and short-trained), one head higher (+0.03 to +0.10; Vaswani et al. 2017
+# Table 3 (A): h = 1 costs +0.073 nats), learned positions no direction (within +-0.05; Table 3 (E): learned
+# = sinusoidal). Every other reading (training loss, other steps, the arms against each other) is description.
+ARMS = ("nope", "one_head", "abs_pos")
+ARM_SEEDS = (0, 1, 2)
+PRIMARY = (("nope", "baseline"), ("one_head", "baseline"), ("abs_pos", "baseline"))
+PRIMARY_KEY = "val_loss"
+PRIMARY_STEP = 1400
+PREDICTIONS = {"nope-baseline": 1, "one_head-baseline": 1, "abs_pos-baseline": 0}  # +1: arm higher; 0: none
+DECLARED = "2026-12-06"
 
 
 @dataclass
