@@ -61,9 +61,9 @@ def test_the_ulab_engine_agrees_to_rounding(monkeypatch):
 
 def count_by_hand(n, V, t0, L=model.N_LAYER, d=model.N_EMBD):
     """Every product the engine's loops make, counted one matrix at a time."""
-    def rows_through(rows):
+    def rows_through(rows):  # and lm_head on the last row only: generation reads no other
         per_layer = rows * (d * d * 3 + d * d + d * 4 * d + 4 * d * d)  # q, k, v; o; w1; w2
-        return L * per_layer + rows * V * d
+        return L * per_layer + V * d
 
     def attention(query_positions):  # a query at position p reads p + 1 keys and values, d numbers each
         return L * sum(2 * d * (p + 1) for p in query_positions)

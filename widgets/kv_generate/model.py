@@ -84,11 +84,11 @@ class Run:
     def next_row(self):
         m, cfg, W = self.m, self.m.cfg, self.m.W
         if self.method == "full":
-            logits, _ = ENGINE.forward(cfg, W, [self.seq])
+            logits, _ = ENGINE.forward(cfg, W, [self.seq], last=True)
             return plain_row(logits[-1])
         if self.cache is None:  # prefill: the prompt in one pass
             self.cache = ENGINE.new_cache(cfg)
-            return plain_row(ENGINE.prefill(cfg, W, self.cache, self.seq)[-1])
+            return plain_row(ENGINE.prefill(cfg, W, self.cache, self.seq, last=True)[-1])
         token, pos = self.seq[-1], len(self.seq) - 1
         if self.method == "cached":
             return ENGINE.forward_step(cfg, W, self.cache, token, pos)
@@ -133,22 +133,23 @@ def cached_rows(Q, K, V):
 
 # ---------------------------------------------------------------- the work, counted
 
-def row_cost(V):
-    """One row through every layer's matrices and lm_head (V x d): 12 d^2 per layer (q, k, v, o:
-    4 d^2; the MLP's d -> 4d -> d: 8 d^2) and V d."""
-    return 12 * N_LAYER * N_EMBD * N_EMBD + V * N_EMBD
+def row_cost():
+    """One row through every layer's matrices: 12 d^2 per layer (q, k, v, o: 4 d^2; the MLP's
+    d -> 4d -> d: 8 d^2)."""
+    return 12 * N_LAYER * N_EMBD * N_EMBD
 
 
 def forward_cost(t, V):
-    """A forward over t tokens, every row: t rows of matrices, and per layer the scores and the
-    weighted sums, 2 d (i + 1) for row i: d t (t + 1)."""
-    return t * row_cost(V) + N_LAYER * N_EMBD * t * (t + 1)
+    """A forward over t tokens that reads the last row's logits only (how generation calls it):
+    t rows of matrices, per layer the scores and weighted sums, 2 d (i + 1) for row i, which is
+    d t (t + 1), and lm_head (V x d) on the last row."""
+    return t * row_cost() + N_LAYER * N_EMBD * t * (t + 1) + V * N_EMBD
 
 
 def step_cost(t, V):
     """One cached step when the text is t tokens long (the new one included): one row of matrices,
-    and its query against t cached keys and values."""
-    return row_cost(V) + 2 * N_LAYER * N_EMBD * t
+    its query against t cached keys and values, and lm_head."""
+    return row_cost() + 2 * N_LAYER * N_EMBD * t + V * N_EMBD
 
 
 def work(n, V, t0=None):
