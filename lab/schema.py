@@ -42,9 +42,10 @@ TOKENIZER_SWEEP_FILE = "tokenizer/sweep.json"  # the vocabulary sweep, data/real
 TOKENIZER_FILE = "tokenizer/tokenizer.json"  # our tokenizer in compact form, for the page's encoder (the same module)
 TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embedding neighbours (the same module)
 ROPE_FILE = "rope/rope.json"  # RoPE's shift test and long windows on a trained run (lab/experiments/rope.py)
+ROPE_ARMS_FILE = "rope/arms.json"  # the positions lesson's training arms, read (lab/experiments/rope_arms.py)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
            ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE,
-           ROPE_FILE)
+           ROPE_FILE, ROPE_ARMS_FILE)
 
 
 class SchemaError(ValueError):
@@ -164,6 +165,8 @@ def _semantic(name: str, data: dict):
         _semantic_attention(data, fail)
     if name == ROPE_FILE:
         _semantic_rope(data, fail)
+    if name == ROPE_ARMS_FILE:
+        _semantic_rope_arms(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -248,6 +251,27 @@ def _semantic_rope(data: dict, fail):
         fail("pairs", "one theta, wavelength and turns per pair, head_dim / 2 pairs")
     if pairs["slow"] != sum(t < 1 for t in pairs["turns"]):
         fail("pairs.slow", "must count the pairs that turn less than once")
+
+
+def _semantic_rope_arms(data: dict, fail):
+    names = [v["name"] for v in data["variants"]]
+    pairs = [(r["variant"], r["seed"]) for r in data["runs"]]
+    if len(set(pairs)) != len(pairs):
+        fail("runs", "a (variant, seed) appears twice")
+    if any(r["variant"] not in names for r in data["runs"]) or any(m[0] not in names for m in data["missing"]):
+        fail("runs", f"every run and missing pair is one of the variants {names}")
+    if {tuple(m) for m in data["missing"]} & set(pairs):
+        fail("missing", "a finished run is listed as missing")
+    for i, r in enumerate(data["runs"]):
+        if r["history"][-1]["step"] != r["steps_trained"]:
+            fail(f"runs[{i}].history", "must end at the run's last step")
+    for i, m in enumerate(data["heads"]["models"]):
+        mc = next((r["model_config"] for r in data["runs"]
+                   if r["variant"] == m["variant"] and r["seed"] == data["heads"]["seed"]), None)
+        if mc is None:
+            fail(f"heads.models[{i}]", f"{m['variant']} seed {data['heads']['seed']} is not a run of this export")
+        if len(m["heads"]) != mc["n_layer"] * m["n_head"]:
+            fail(f"heads.models[{i}].heads", "one row per layer and head")
 
 
 def _semantic_residual(data: dict, fail):

@@ -72,6 +72,9 @@ class Config:
     control: str = CONTROL  # the absolute-position control's variant; its run at this seed when finished, else step 0
     threads: int = 0  # torch's CPU threads (0 = torch's default)
     command: str = ""  # the command to record (default: this process's command line)
+    part: str = "shift"  # "shift": rope.json (this module); "arms": arms.json, the training arms read (rope_arms.py)
+    head_seed: int = 0  # part=arms: whose head measures (C3 第 1 课's) are exported, for the baseline and each arm
+    book: str = "sanguo-yanyi.txt"  # part=arms: the book the head measures read (attention.json's)
 
 
 def finished_run(run_dir: Path) -> dict:
@@ -268,8 +271,16 @@ def export(cfg: Config, invoked: str) -> dict:
     return doc
 
 
+PARTS = ("shift", "arms")
+
+
 def run_export(cfg: Config, invoked: str = "python -m lab rope") -> dict:
     print("rope config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    if cfg.part not in PARTS:
+        raise SystemExit(f"part={cfg.part!r}; known: {PARTS}")
+    if cfg.part == "arms":
+        from lab.experiments import rope_arms  # it imports this module
+        return rope_arms.run_export(cfg, invoked)
     doc = export(cfg, invoked)
     path = schema.write_validated(FILE, doc, cfg.out_dir)
     base, _, control = doc["shift"]["rows"]

@@ -122,3 +122,43 @@ def test_bad_settings_are_refused(tiny):
         rope.export(rope.Config(work_dir=work, shift=8, long_tokens=30), "python -m lab rope")
     with pytest.raises(ValueError, match="not a learned-position model"):
         rope.export(rope.Config(work_dir=work, shift=8, long_tokens=64, control="nope", windows=1), "python -m lab rope")
+
+
+def test_the_arms_are_read_with_their_declared_comparisons_and_head_measures(tiny):
+    """part=arms trains nothing: it reads every finished baseline and arm run, lists the declared arm seeds
+    not finished yet, and measures C3 第 1 课's heads for one seed of each (one head of 256: 4 rows)."""
+    work = tiny / "runs"
+    train.run(train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "nope-s0"), variant="nope", **SMALL))
+    train.run(train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "one_head-s0"), variant="one_head",
+                                **SMALL))
+    main(["rope", "--work", str(work), "--out", str(tiny / "arms"), "part=arms", "threads=1"])
+    doc = json.loads((tiny / "arms" / "arms.json").read_text(encoding="utf-8"))
+    schema.validate(schema.ROPE_ARMS_FILE, doc)
+    runs = {(r["variant"], r["seed"]) for r in doc["runs"]}
+    assert ("baseline", 0) in runs and ("nope", 0) in runs and ("one_head", 0) in runs
+    assert ("baseline", 1) not in runs  # stopped early (stop_at) or without result.json: not finished
+    assert ["nope", 1] in doc["missing"] and ["abs_pos", 2] in doc["missing"] and ["nope", 0] not in doc["missing"]
+    assert doc["primary"]["pairs"] == [["nope", "baseline"], ["one_head", "baseline"], ["abs_pos", "baseline"]]
+    assert doc["primary"]["key"] == "val_loss" and doc["primary"]["step"] == 1400
+    models = {m["variant"]: m for m in doc["heads"]["models"]}
+    assert len(models["baseline"]["heads"]) == 16 and len(models["one_head"]["heads"]) == 4
+    assert models["one_head"]["n_head"] == 1 and doc["heads"]["book"] == "sanguo-yanyi.txt"
+    nope = json.loads((work / "nope-s0" / "result.json").read_text())
+    row = next(r for r in doc["runs"] if r["variant"] == "nope")
+    assert row["val_loss"] == nope["val_loss"] and row["model_config"]["pos"] == "none"
+    assert doc["command"].startswith("python -m lab rope --work PATH/TO/runs")
+
+
+def test_an_arm_trained_with_other_settings_is_refused(tiny, tmp_path):
+    work = tiny / "runs"
+    other = train.TrainConfig(data_dir=str(work / "data"), out_dir=str(work / "abs_pos-s2"), variant="abs_pos", seed=2,
+                              **{**SMALL, "steps": 3})
+    train.run(other)
+    try:
+        with pytest.raises(ValueError, match="other settings than the baseline's"):
+            main(["rope", "--work", str(work), "--out", str(tmp_path), "part=arms", "threads=1"])
+    finally:
+        import shutil
+        shutil.rmtree(work / "abs_pos-s2")
+    with pytest.raises(SystemExit, match="part='x'"):
+        main(["rope", "--work", str(work), "--out", str(tmp_path), "part=x"])
