@@ -14,6 +14,7 @@ facts.kv_cache:
 The per-token formula is the kv-memory widget's (one copy): 2 * layers * kv_heads * head_dim.
 """
 from ..widgets import load_model
+from .real_model import BOOK_TITLES
 
 BITS = {"float32": 32, "fp32": 32, "bfloat16": 16, "bf16": 16, "float16": 16, "fp16": 16}
 # DeepSeek 67B's cache precision is not in its config or the V2 paper: counted at 16 bits (its
@@ -132,6 +133,27 @@ def configs(data):
             "llama3": pick(frontier["llama-3-8b"]["config"]), "ds67b": pick(frontier["deepseek-llm-67b"]["config"])}
 
 
+def run_facts(doc, ours_row):
+    """Our model's generation both ways (lab/experiments/kv_cache.py's export), with what the page
+    reads from it: the controls by name, the speed, and whether the export's cache per token is the
+    bill computed here from the model card (the same model, counted two ways)."""
+    if doc is None:
+        return None
+    controls = {c["name"]: c for c in doc["controls"]}
+    gen, speed = doc["generation"], doc["speed"]
+    return {"doc": doc, "book": BOOK_TITLES.get(doc["corpus"]["file"], doc["corpus"]["file"]), "model": doc["model"], "config": doc["model_config"], "prompt": doc["prompt"],
+            "n": gen["new_tokens"], "positions": gen["positions"], "past_context": gen["past_context"],
+            "dtype": gen["dtype"], "same": doc["same_tokens"], "first": doc["first_divergence"],
+            "max_diff": doc["max_abs_logit_diff"], "max_logit": doc["max_abs_logit"],
+            "prefill_diff": doc["prefill_max_abs_logit_diff"],
+            "full_text": doc["full"]["text"], "cached_text": doc["cached"]["text"],
+            "speed": speed, "speedup": speed["speedup"],
+            "cache": doc["cache"], "cache_matches_bill": doc["cache"]["bytes_per_token"] == ours_row["bytes"],
+            "cache_size": load_model("kv-memory").size(doc["cache"]["bytes"]),
+            "controls": controls, "position_0": controls.get("position_0"), "off_by_one": controls.get("off_by_one"),
+            "command": doc["command"], "date": doc["date"]}
+
+
 def kv_facts(data):
     frontier = data["frontier-models"]
     r_ours = ours(data["real-model/model-card"])
@@ -144,7 +166,7 @@ def kv_facts(data):
             "ours": r_ours, "anchor": r_anchor, "llama3": r_llama, "ds67b": r_67b,
             "mla": mla(frontier["deepseek-v2"], r_67b, data["papers"]["deepseek2024"]),
             "gqa": gqa_table(data["papers"]["ainslie2023"]),
-            "configs": configs(data), "run": data.get(RUN)}
+            "configs": configs(data), "run": run_facts(data.get(RUN), r_ours)}
 
 
 def facts(data):

@@ -77,3 +77,33 @@ def test_a_config_without_its_kv_heads_fails_at_the_file_and_key(data):
     schema = load_json(ROOT / "data" / "schemas" / "frontier-models.schema.json", ROOT)
     with pytest.raises(CourseError, match="llama-3-8b.config: 'num_key_value_heads' is a required property"):
         validate(frontier, schema, "data/frontier-models.json")
+
+
+def made_up_export(bytes_per_token=8192):
+    """The fields of lab/experiments/kv_cache.py's export the facts read (values made up here)."""
+    bug = {"same_tokens": False, "first_divergence": 1, "text": "x",
+           "forced": {"max_abs_logit_diff": 9.0, "first_step_diff": 0.0, "second_step_diff": 3.0, "argmax_changed_steps": 7}}
+    return {"model": {"seed": 0, "steps": 1400, "val_loss": 4.9}, "model_config": {"n_layer": 4},
+            "corpus": {"file": "sanguo-yanyi.txt"}, "prompt": {"text": "卻說", "tokens": [1, 2]},
+            "generation": {"new_tokens": 256, "positions": 270, "past_context": 14, "dtype": "float32"},
+            "same_tokens": True, "first_divergence": None, "max_abs_logit_diff": 3e-6, "max_abs_logit": 20.0,
+            "prefill_max_abs_logit_diff": 1e-6, "full": {"text": "a"}, "cached": {"text": "a"},
+            "speed": {"speedup": 4.2}, "cache": {"tokens": 269, "bytes": 269 * bytes_per_token, "bytes_per_token": bytes_per_token},
+            "controls": [dict(bug, name="position_0"), dict(bug, name="off_by_one")],
+            "command": "python -m lab kvcache", "date": "2026-12-06"}
+
+
+def test_the_run_is_read_with_its_controls_and_its_cache_checked_against_the_bill(data):
+    with_run = dict(data)
+    with_run[kv_cache.RUN] = made_up_export()
+    K = kv_cache.kv_facts(with_run)
+    run = K["run"]
+    assert run["book"] == "三國演義" and run["same"] and run["speedup"] == 4.2
+    assert run["position_0"]["first_divergence"] == 1 and set(run["controls"]) == {"position_0", "off_by_one"}
+    assert run["cache_matches_bill"] and run["cache_size"] == "2.1 MiB"
+    with_run[kv_cache.RUN] = made_up_export(bytes_per_token=4096)
+    assert not kv_cache.kv_facts(with_run)["run"]["cache_matches_bill"]
+
+
+def test_no_export_no_run(K, data):
+    assert (K["run"] is None) == (kv_cache.RUN not in data)
