@@ -43,9 +43,10 @@ TOKENIZER_FILE = "tokenizer/tokenizer.json"  # our tokenizer in compact form, fo
 TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embedding neighbours (the same module)
 ROPE_FILE = "rope/rope.json"  # RoPE's shift test and long windows on a trained run (lab/experiments/rope.py)
 ROPE_ARMS_FILE = "rope/arms.json"  # the positions lesson's training arms, read (lab/experiments/rope_arms.py)
+KV_CACHE_FILE = "kv-cache/kv-cache.json"  # generation with and without a KV cache on a trained run (lab/experiments/kv_cache.py)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
            ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE,
-           ROPE_FILE, ROPE_ARMS_FILE)
+           ROPE_FILE, ROPE_ARMS_FILE, KV_CACHE_FILE)
 
 
 class SchemaError(ValueError):
@@ -167,6 +168,8 @@ def _semantic(name: str, data: dict):
         _semantic_rope(data, fail)
     if name == ROPE_ARMS_FILE:
         _semantic_rope_arms(data, fail)
+    if name == KV_CACHE_FILE:
+        _semantic_kv_cache(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -251,6 +254,57 @@ def _semantic_rope(data: dict, fail):
         fail("pairs", "one theta, wavelength and turns per pair, head_dim / 2 pairs")
     if pairs["slow"] != sum(t < 1 for t in pairs["turns"]):
         fail("pairs.slow", "must count the pairs that turn less than once")
+
+
+def _first_difference(a: list, b: list):
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None if len(a) == len(b) else min(len(a), len(b)))
+
+
+def _median(xs: list) -> float:
+    s, n = sorted(xs), len(xs)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _semantic_kv_cache(data: dict, fail):
+    mc, gen, n = data["model_config"], data["generation"], data["generation"]["new_tokens"]
+    if mc["head_dim"] * mc["n_head"] != mc["d_model"]:
+        fail("model_config.head_dim", "head_dim x n_head must be d_model")
+    if gen["positions"] != len(data["prompt"]["tokens"]) + n or gen["past_context"] != max(0, gen["positions"] - mc["block_size"]):
+        fail("generation", "positions must be the prompt's tokens + new_tokens, past_context those past block_size")
+    full, cached = data["full"]["tokens"], data["cached"]["tokens"]
+    if len(full) != n or len(cached) != n:
+        fail("full.tokens", f"the full and cached generations hold new_tokens = {n} tokens each")
+    d = _first_difference(full, cached)
+    if data["first_divergence"] != d or data["same_tokens"] != (d is None):
+        fail("first_divergence", f"the tokens first differ at {d}: first_divergence and same_tokens must say so")
+    steps = data["logit_diff_by_step"]
+    if len(steps) != (n if d is None else d + 1):
+        fail("logit_diff_by_step", "one value per step while the texts agree (and the step where they part)")
+    if abs(max(steps) - data["max_abs_logit_diff"]) > 0.05 * data["max_abs_logit_diff"] + 1e-12:
+        fail("max_abs_logit_diff", "must be the largest of logit_diff_by_step (to its rounding)")
+    cache = data["cache"]
+    if cache["tokens"] != gen["positions"] - 1 or cache["bytes_per_token"] != cache["per_token_formula"] \
+            or cache["per_token_formula"] != 2 * mc["n_layer"] * mc["d_model"] * 4:
+        fail("cache", "the cache holds every position but the last token's, 2 x n_layer x d_model x 4 bytes each")
+    sp = data["speed"]
+    if not len(sp["full_seconds"]) == len(sp["cached_seconds"]) == len(sp["full_cpu_seconds"]) \
+            == len(sp["cached_cpu_seconds"]) == sp["repeats"]:
+        fail("speed", "one time per repeat each way")
+    for way in ("full", "cached"):
+        want = n / _median(sp[f"{way}_seconds"])
+        if abs(sp[f"{way}_tokens_per_second"] - want) > 0.01 * want + 0.1:
+            fail(f"speed.{way}_tokens_per_second", f"must be new_tokens / the median time ({want:.1f})")
+    if abs(sp["speedup"] - _median(sp["full_seconds"]) / _median(sp["cached_seconds"])) > 0.01 * sp["speedup"] + 0.01:
+        fail("speed.speedup", "must be the median full time over the median cached time")
+    names = [c["name"] for c in data["controls"]]
+    if len(set(names)) != len(names):
+        fail("controls", f"a control appears twice: {names}")
+    for i, c in enumerate(data["controls"]):
+        cd = _first_difference(full, c["tokens"])
+        if len(c["tokens"]) != n or c["first_divergence"] != cd or c["same_tokens"] != (cd is None):
+            fail(f"controls[{i}]", f"new_tokens tokens, first differing from the full generation's at {cd}")
+        if len(c["forced"]["logit_diff_by_step"]) != n:
+            fail(f"controls[{i}].forced.logit_diff_by_step", "one value per step")
 
 
 def _semantic_rope_arms(data: dict, fail):

@@ -18,6 +18,7 @@ model card has in common.
 | `norm` | C4 第 3 课 | data/real-model/norm/norm.json |
 | `gating` | C4 第 4 课 | data/real-model/gating/gating.json |
 | `tokenizer` | C1 第 1 课 | data/real-model/tokenizer/{sweep,tokenizer,neighbours}.json (trains BPE tokenizers only, no model) |
+| `kvcache` | C3 第 4 课 | data/real-model/kv-cache/kv-cache.json (reads a trained run, trains nothing; not in EXPERIMENTS) |
 | `attention` | C3 第 1 课 | data/real-model/attention/attention.json (reads a trained run, trains nothing; not in EXPERIMENTS, which all need --corpus) |
 """
 from lab.experiments import ffn, gating, mechanism, norm, residual, tokenizer
