@@ -17,7 +17,7 @@ from numfmt import fixed, num, sci
 
 HEAD_DIM = 64  # our model: d 256 / 4 heads
 CONTEXT = 256  # our model's context (block_size)
-BASES = (100.0, 10000.0, 500000.0)  # a small base; ours and Llama 2's; Llama 3's
+BASES = (100.0, 10000.0, 500000.0)  # a small base; ours (the original Transformer's sinusoids); a large one
 PAIRS = (0, 4, 12, 31)  # pair indices the widget offers: fastest, fast, middle, slowest of 32
 MAX_POS = 511  # positions the sliders reach (twice the context)
 Q = (1.0, 0.4)  # the pair's q and k before rotation (any fixed pair shows the same)
@@ -51,6 +51,18 @@ def score_at_offset(q, k, offset, th):
     """The same score through the offset alone: q . R(-(m - n) theta) k. Equal to score(q, k, m, n, th)
     whenever m - n = offset."""
     return dot(q, rotate(k, -offset * th))
+
+
+def rope_vector(v, m, base=10000.0):
+    """RoPE on a whole vector of even length d (our lab's apply_rope): pair (2i, 2i+1) turned by
+    m * base^(-2i/d). rope_vector([1.0, 0.0], 0) -> [1.0, 0.0]"""
+    d = len(v)
+    out = []
+    for i in range(d // 2):
+        r = rotate((v[2 * i], v[2 * i + 1]), m * theta(i, base, d))
+        out.append(r[0])
+        out.append(r[1])
+    return out
 
 
 def slow_pairs(base, head_dim=HEAD_DIM, context=CONTEXT):
