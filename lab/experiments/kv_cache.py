@@ -241,7 +241,8 @@ def training_paused(enabled: bool, pattern: str = "python -m lab train", limit_s
                 os.kill(p, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-        dog.kill()
+        os.killpg(dog.pid, signal.SIGKILL)  # the watchdog's shell and its sleep (its own session)
+        dog.wait()
 
 
 def timed(model, prompt: list[int], n: int, repeats: int, pause: bool, threads: int) -> tuple[dict, tuple, tuple]:
