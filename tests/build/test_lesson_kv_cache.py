@@ -2,6 +2,7 @@
 facts split it), the build's own generation run says what the page says, the worked cached step
 equals the whole table, the widgets and exercises are on the page, and its 真模型 section reads
 the lab's export when there is one."""
+import functools
 import html as htmllib
 import json
 import re
@@ -23,6 +24,7 @@ def text_of(site_dir):
     return htmllib.unescape(re.sub(r"<[^>]+>", "", body))
 
 
+@functools.cache
 def facts():
     return build_facts(load_data(ROOT / "data", ROOT))
 
@@ -99,3 +101,17 @@ def test_the_real_model_section_reads_the_export(site_dir):
         assert "导出还没有进入这一页的数据" in section
         return
     assert "导出还没有进入这一页的数据" not in section
+    X = K["run"]
+    if X["same"]:
+        assert f"两遍生成的 {X['n']} 个 token 完全相同。每一步两边 logits 的最大差是 {numfmt.sci(X['max_diff'])}" in section
+    sp = X["speed"]
+    assert (f"不用缓存每秒 {numfmt.num(sp['full_tokens_per_second'], 1)} 个 token，用缓存每秒 "
+            f"{numfmt.num(sp['cached_tokens_per_second'], 1)} 个，快 {numfmt.num(X['speedup'], 1)} 倍") in section
+    assert X["cache_matches_bill"] and f"正是 ④ 第 2 步按配置算出的 {K['ours']['per_token']}" in section
+    for b in X["controls"].values():
+        if not b["same_tokens"]:
+            assert f"从第 {b['first_divergence'] + 1} 个生成的 token 起就和正确的不同" in section
+        assert f"有 {b['forced']['argmax_changed_steps']} 步最大的那个 logit 换成了别的 token" in section
+    if X["past_context"]:
+        assert f"比训练时的窗口（{X['config']['block_size']}）多出 {X['past_context']} 个" in section
+    assert X["command"].startswith("python -m lab kvcache") and X["command"] in section
