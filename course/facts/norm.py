@@ -289,19 +289,95 @@ def probe_at(run, step):
     return next((p for p in run.get("probes", []) if p["step"] == step), None)
 
 
+def turn_degrees(change):
+    """The head input's relative change ||dh|| / ||h|| as an angle: both placements' head reads a
+    normed vector, whose length one step leaves (nearly) unchanged, so ||dh|| / ||h|| = 2 sin(theta / 2)
+    with cos(theta) the mean cosine between each position's vector before and after; at most 2 (200%).
+    turn_degrees(0.9354) -> 55.8"""
+    return math.degrees(2 * math.asin(min(1.0, change / 2)))
+
+
+LINEAR = 0.1  # warm change x warm-up steps within this share of the cold change: the step scaled with the lr
+
+
 def adam_facts(card, first_step):
-    """What one AdamW step moves, from the lr schedule and the measured first step."""
+    """What one AdamW step moves, from the lr schedule and the measured first step; the head input's
+    change as an angle (`head_turn`), and per placement whether the cold step is the warm one scaled
+    by the warm-up length (`linear`; `scaled_warm`: warm x warm-up steps, as a change and as an angle)."""
     t = card["training"]
     lr, w = t["lr"], t["warmup_steps"]
     models = {(m["norm_place"], m["warmup"]): m for m in first_step["models"]}
     cold, warm = models[("pre", False)], models[("pre", True)]
     wb = cold["groups"]["write_back"]
+    head = {f"{p}-{'warm' if wm else 'cold'}": m["head_input_change"] for (p, wm), m in models.items()}
+    places = sorted({p for p, _ in models})
     return {"lr": lr, "warmup": w, "first_warm_lr": lr / w,
             "ten_warm_steps": sum(lr * (s + 1) / w for s in range(10)),  # the lr of warm-up steps 0..9 summed
             "write_back_init_rms": wb["init_rms"], "write_back_share": lr / wb["init_rms"],
             "embedding_share": lr / cold["groups"]["embedding"]["init_rms"],
             "models": models, "cold": cold, "warm": warm,
-            "head_change": {f"{p}-{'warm' if wm else 'cold'}": m["head_input_change"] for (p, wm), m in models.items()}}
+            "head_change": head, "head_turn": {k: turn_degrees(v) for k, v in head.items()},
+            "scaled_warm": {p: {"change": head[f"{p}-warm"] * w, "turn": turn_degrees(head[f"{p}-warm"]) * w}
+                            for p in places},
+            "linear": {p: abs(head[f"{p}-warm"] * w / head[f"{p}-cold"] - 1) < LINEAR for p in places},
+            "max_change": 2.0}
+
+
+def short_probes(runs, seed_runs, short):
+    """{run name: {seed: its probe at step `short`}} over seed 0 (runs) and the seed_runs."""
+    out = {}
+    for r in [*runs.values(), *seed_runs]:
+        p = probe_at(r, short)
+        if p is not None:
+            out.setdefault(r["name"], {})[r["seed"]] = p
+    return {n: dict(sorted(v.items())) for n, v in out.items()}
+
+
+ONE_VECTOR = 0.9  # a probe with its modal prediction on more than this share of positions and its
+                  # positions' cosine above this: one vector, one prediction everywhere
+
+
+def one_vector(p):
+    return p["modal_top1_share"] > ONE_VECTOR and p["cosine_final"] > ONE_VECTOR
+
+
+def collapse(runs, seed_runs, names=("post_ln_warmup", "post_ln_no_warmup")):
+    """For each run of `names` (every seed): its positions' cosine at the step-0 probe, and the first
+    probe step where it is one vector with one prediction everywhere (one_vector), or None. The
+    latest such step over the runs is `by` (every run had collapsed by then), `init_max` the
+    largest step-0 cosine."""
+    out = {}
+    for r in [*runs.values(), *seed_runs]:
+        if r["name"] in names and r.get("probes"):
+            first = next((p["step"] for p in r["probes"] if one_vector(p)), None)
+            out[(r["name"], r["seed"])] = {"init": r["probes"][0]["cosine_final"], "step": first}
+    steps = [v["step"] for v in out.values()]
+    return {"runs": {f"{n}-{s}": v for (n, s), v in sorted(out.items())}, "n": len(out),
+            "all": bool(out) and None not in steps, "by": max(steps) if out and None not in steps else None,
+            "init_max": max(v["init"] for v in out.values()) if out else None}
+
+
+def warmup_box(compare, late, runs, probes, untuned):
+    """Everything the page says our model measured about warm-up, for its one box: Pre-LN with and
+    without at the short step (both losses), Post-LN with and without at the short step (both
+    losses, and each seed's pair gap, same seed and batches), Post-LN at the late step (one seed
+    each) with what the warm run's last probe shows, and the untuned warm-up length (Ma & Yarats)."""
+    out = {"untuned_warmup": untuned}
+    for key in ("val_loss", "train_loss"):
+        c = compare[key]
+        arms = c["arms"]
+        out[key] = {"pre": c.get("pre_cold-pre_warm"), "post": c.get("post_cold-post_warm"),
+                    "post_pairs": {s: arms["post_cold"][s] - arms["post_warm"][s]
+                                   for s in sorted(arms.get("post_cold", {})) if s in arms.get("post_warm", {})}}
+    if late:
+        warm, cold = (runs[n]["probes"][-1] for n in ("post_ln_warmup", "post_ln_no_warmup"))
+        out["late"] = {**late, "warm_probe": warm, "cold_probe": cold,
+                       "warm_one_vector": one_vector(warm), "cold_one_vector": one_vector(cold),
+                       "drop": late["cold"] - late["warm"]}
+    out["post_short_one_vector"] = all(one_vector(p) for n in ("post_ln_warmup", "post_ln_no_warmup")
+                                       for p in probes.get(n, {}).values())
+    out["post_short_seeds"] = sorted({s for n in ("post_ln_warmup", "post_ln_no_warmup") for s in probes.get(n, {})})
+    return out
 
 
 def curve_facts(runs, every, unigram, bigram, full_steps):
@@ -311,7 +387,7 @@ def curve_facts(runs, every, unigram, bigram, full_steps):
     return {"every": every, "unigram": unigram, "bigram": bigram, "full_steps": full_steps, "series": series}
 
 
-def norm_facts(data, ablation):
+def norm_facts(data, ablation, untuned_factor=None):
     runs = {r["name"]: r for r in data["runs"]}
     seed_runs = data.get("seed_runs", [])
     unigram = data["references"]["unigram"]
@@ -336,6 +412,9 @@ def norm_facts(data, ablation):
         late = {"step": step, "warm": warm, "cold": cold, **contrast(at["reading"], "post_cold", "post_warm"),
                 **inside_facts(runs["post_ln_warmup"], runs["post_ln_no_warmup"], every)}
     ln_at = read_at(runs, seed_runs, ablation, layernorm["steps_trained"]) if layernorm else None
+    beta2 = card["configs"]["train"]["beta2"]
+    untuned = None if untuned_factor is None else untuned_factor / (1 - beta2)  # Ma & Yarats' default length
+    probes_short = short_probes(runs, seed_runs, short)
     return {
         "card": card,
         "runs": runs,
@@ -356,6 +435,10 @@ def norm_facts(data, ablation):
         "left_at": {n: left_plateau(runs[n]["train_curve"], every, unigram) for n in runs},
         "probes": {n: {"short": probe_at(runs[n], short), "last": (runs[n].get("probes") or [None])[-1],
                        "init": probe_at(runs[n], 0)} for n in runs},
+        "probes_short": probes_short,
+        "collapse": collapse(runs, seed_runs),
+        "beta2": beta2,
+        "warmup": warmup_box(compare, late, runs, probes_short, untuned),
         "curves": curve_facts(runs, every, unigram, data["references"]["bigram"], card["training"]["steps"]),
         "adam": adam_facts(card, data["first_step"]) if "first_step" in data else None,
         "not_run": [f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}" for p in ("pre", "post")
@@ -375,5 +458,57 @@ def norm_facts(data, ablation):
     }
 
 
+OTHER_EXPORTS = ("real-model/residual/residual", "real-model/residual/mechanism")  # 第 2 课's runs, same batches
+
+
+def seed0_histories(doc):
+    """{variant name: seed 0's history} of an export's variants (one history, or one per seed)."""
+    out = {}
+    for v in doc.get("variants", []):
+        if "history" in v and v.get("seed", 0) == 0:
+            out[v["name"]] = v["history"]
+        elif "histories" in v and 0 in v.get("seeds", [0]):
+            out[v["name"]] = v["histories"][v.get("seeds", [0]).index(0)]
+    return out
+
+
+def shared_plateau(data, doc):
+    """The seed-0 runs of this and 第 2 课's experiments (same data, batch order and schedule) that end
+    the full schedule on the unigram plateau, Post-LN with warm-up left out: at each evaluation of the
+    second half their spread (max - min); at the last step their spread, and how far the warm-up
+    Post-LN run ends below the lowest of them. None where fewer than two such runs."""
+    unigram, steps = doc["references"]["unigram"], doc["model_card"]["training"]["steps"]
+    hist = {("norm", r["name"]): r["history"] for r in doc["runs"] if r["seed"] == 0}
+    for key in OTHER_EXPORTS:
+        if key in data:
+            hist.update({(key.split("/")[-1], n): h for n, h in seed0_histories(data[key]).items()})
+
+    def at(h, step):
+        return next((p["val_loss"] for p in h if p["step"] == step and p["val_loss"] is not None), None)
+
+    warm = hist.pop(("norm", "post_ln_warmup"), None)
+    stuck = {k: h for k, h in hist.items() if k[1] != "baseline"
+             and at(h, steps) is not None and at(h, steps) > unigram - STUCK}
+    if len(stuck) < 2 or warm is None or at(warm, steps) is None:
+        return None
+    common = sorted(set.intersection(*[{p["step"] for p in h} for h in stuck.values()]))
+    half = [st for st in common if st >= steps / 2]
+    spread = {st: max(at(h, st) for h in stuck.values()) - min(at(h, st) for h in stuck.values()) for st in half}
+    last = [at(h, steps) for h in stuck.values()]
+    return {"n": len(stuck), "runs": sorted("%s.%s" % k for k in stuck), "others": len([k for k in stuck if k[0] != "norm"]),
+            "from_step": half[0], "spread": max(spread.values()), "spread_last": max(last) - min(last),
+            "warm_below": min(last) - at(warm, steps), "step": steps}
+
+
+def untuned_factor(data):
+    """Ma & Yarats' untuned linear warm-up length, in units of 1 / (1 - beta2) (data/papers.json)."""
+    paper = data.get("papers", {}).get("ma2021")
+    return paper["rows"][0]["warmup_times_one_over_one_minus_beta2"] if paper else None
+
+
 def facts(data):
-    return {"norm": norm_facts(data[KEY], _baseline.ablation(data)) if KEY in data else None}
+    if KEY not in data:
+        return {"norm": None}
+    out = norm_facts(data[KEY], _baseline.ablation(data), untuned_factor(data))
+    out["warmup"]["plateau"] = shared_plateau(data, data[KEY])
+    return {"norm": out}
