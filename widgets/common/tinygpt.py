@@ -385,6 +385,18 @@ def eval_windows(tokens, T, count):
     return xs, ys
 
 
+def cover_windows(tokens, T):
+    """Back-to-back windows of T over tokens, as many as fit -> (inputs, targets): every token
+    after the first is a target once, up to the last whole window (at most T - 1 are left out).
+
+    cover_windows([1, 2, 3, 4, 5, 6], 2) -> ([[1, 2], [3, 4]], [[2, 3], [4, 5]])
+    """
+    count = (len(tokens) - 1) // T
+    xs = [tokens[i * T:(i + 1) * T] for i in range(count)]
+    ys = [tokens[i * T + 1:(i + 1) * T + 1] for i in range(count)]
+    return xs, ys
+
+
 def loss_of(cfg, W, xs, ys, per_call=8):
     """The mean loss over fixed windows, per_call sequences at a time."""
     total = 0.0
