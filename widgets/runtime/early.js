@@ -68,7 +68,11 @@
   window.cwRuntime = runtime;
 
   const page = document.querySelector('meta[name="cw-python"]');
-  if (!page || runtime.choice.name !== "micropython" || savingData() || typeof WebAssembly !== "object") return;
+  // A page whose widgets need MicroPython's ulab build runs them on it on every device, unless an
+  // author asked for a runtime (runtime.js, engineFor).
+  const micropython = runtime.choice.name === "micropython" ||
+    (page && page.dataset.micropython === "ulab" && runtime.choice.why !== "override");
+  if (!page || !micropython || savingData() || typeof WebAssembly !== "object") return;
 
   function start() {
     if (runtime.taken) return; // runtime.js got there first (a page opened in the background)

@@ -442,9 +442,20 @@ function deliver(job, { ok, result, kind, error }) {
   return false;
 }
 
+// A widget whose Python imports ulab (its root says data-micropython="ulab": the tiny-gpt page)
+// runs on MicroPython's ulab build on every device, desktops included: its array engine there
+// trains several times faster than its pure-Python fallback does on Pyodide
+// (benchmarks/tinygpt_speed.py). Where that build does not start, or an author asked for a
+// runtime (?runtime=pyodide), it runs on the visit's runtime.
+let arraysFailed = false;
+function engineFor(root) {
+  const arrays = root?.dataset.micropython === "ulab" && !arraysFailed && chosen().why !== "override";
+  return arrays ? engines.micropython : widgetEngine();
+}
+
 // The widgets' Python, booted: where Pyodide was chosen by the rule (not by an author's override)
 // and fails to start, the widgets fall back to MicroPython for the rest of the visit.
-async function widgetReady(widget, onProgress) {
+async function widgetReady(widget, onProgress, root = null) {
   const boot = async (engine) => {
     if (!onProgress) return engine.boot();
     engine.progressListeners.add(onProgress);
@@ -455,11 +466,16 @@ async function widgetReady(widget, onProgress) {
       engine.progressListeners.delete(onProgress);
     }
   };
-  const engine = widgetEngine();
+  const engine = engineFor(root);
   try {
     await boot(engine);
     return engine;
   } catch (error) {
+    if (engine !== widgetEngine()) { // MicroPython's ulab build did not start: the visit's runtime
+      arraysFailed = true;
+      console.warn(`MicroPython's ulab build did not start (${error.message}); ${widget} runs on the visit's runtime`);
+      return widgetReady(widget, onProgress, null);
+    }
     if (engine.name !== "pyodide" || chosen().why === "override") throw new WidgetError("runtime", widget, error.message);
     console.warn(`Pyodide did not start (${error.message}); the widgets fall back to MicroPython`);
     try {
@@ -476,7 +492,7 @@ async function widgetReady(widget, onProgress) {
 async function loadModel(widget, onProgress = null) {
   const root = document.querySelector(`[data-widget="${widget}"]`);
   engines.micropython.use(root?.dataset.micropython); // before it boots: the build this widget needs
-  const engine = await widgetReady(widget, onProgress);
+  const engine = await widgetReady(widget, onProgress, root);
   const folder = folderOf(widget);
   if (!engine.models.has(folder)) {
     const url = new URL(`${folder}/model.py`, WIDGETS_URL).href;
@@ -805,8 +821,9 @@ let warming = null; // the widget roots of the page being warmed up
 function warmUp(roots, exercises) {
   warming = roots;
   if (savingData()) return;
-  const light = widgetEngine() === engines.micropython;
-  if (light) engines.micropython.boot().catch(() => {}); // its files download while the views do
+  const needed = roots.map(engineFor);
+  const light = needed.every((engine) => engine === engines.micropython);
+  if (needed.includes(engines.micropython)) engines.micropython.boot().catch(() => {}); // its files download while the views do
   const warm = async () => {
     if (warming !== roots) return; // the reader has already moved to another page
     // An exercise's first run then starts at once; not on the MicroPython path, where Pyodide
