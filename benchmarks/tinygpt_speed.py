@@ -2,7 +2,12 @@
 settings, on the page's data (data/tiny-gpt.json): in CPython, in headless Chromium on Pyodide (the
 vendored npm package, served from 127.0.0.1) and in MicroPython's WebAssembly port in Node.
 
-    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython ulab ulab-train]
+    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython micropython-ulab ulab ulab-train]
+
+The page's two engines as the page runs them (issue 54): `--only pyodide micropython-ulab` trains
+the page's Session (its validations over the whole slice and the held-out slice included) with
+tinygpt.py on Pyodide and with tinygpt_ulab.py on MicroPython's ulab build, which the page runs
+on every device: steps per second of CPU.
 
 Each runtime trains the defaults (seed 1) for --steps steps. The clock is CPU time, not the wall
 clock, so other work on a busy machine does not count: CPython's process_time(), Chromium's
@@ -34,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "widgets" / "common"))
 
-COMMON = ("tinygpt", "tinygpt_ulab", "rng", "numfmt")  # what the page's model imports
+COMMON = ("tinygpt", "tinygpt_ulab", "rng", "numfmt", "packed")  # what the page's model imports
 
 # Runs in every runtime, with `model` the page's model module: make() starts the defaults' run
 # (untimed), train(n) is the timed part.
@@ -72,7 +77,8 @@ import { readFileSync } from "node:fs";
 const job = JSON.parse(readFileSync(0, "utf8"));
 let out = "";
 // The heap the page's worker starts with (widgets/runtime/mp_worker.js, HEAP_BYTES); it grows as needed.
-const mp = await loadMicroPython({ heapsize: 4 * 1024 * 1024, stdout: (l) => (out += l + "\\n") });
+const mp = await loadMicroPython({ ...(job.wasm && { url: job.wasm }), heapsize: 4 * 1024 * 1024,
+  stdout: (l) => (out += l + "\\n") });
 mp.FS.mkdir("/w");
 for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
 mp.FS.writeFile("/w/_data.json", job.data);
@@ -173,7 +179,7 @@ def make(engine, which):
     W = tg.init_weights(cfg, s["seed"])
     if e is not tg:
         W = e.to_arrays(W)
-    vx, vy = tg.eval_windows(tok.encode(d["val_text"]), cfg.block_size, model.EVAL_WINDOWS)
+    vx, vy = tg.cover_windows(tok.encode(d["val_text"]), cfg.block_size)
     RUN.update({"e": e, "cfg": cfg, "W": W, "opt": e.AdamW(W, names, lr=s["lr"], weight_decay=model.WEIGHT_DECAY),
                 "rng": Rng(s["seed"] + 100000), "tokens": tok.encode(d["train_text"]), "losses": [],
                 "vx": vx, "vy": vy})
@@ -360,12 +366,20 @@ def pyodide(steps, d):
         server.shutdown()
 
 
-def micropython(steps, d):
+def micropython(steps, d, build=None):
     files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
     files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
     files["_bench"] = BENCH
     job = {"files": files, "steps": steps, "data": json.dumps(d, ensure_ascii=False)}
+    if build:
+        job["wasm"] = str(ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript" / build)
     return run_node("tinygpt_micropython", MICROPYTHON, job)
+
+
+def micropython_ulab(steps, d):
+    """What the page runs on every device: the page's Session on MicroPython's ulab build, whose
+    model trains with tinygpt_ulab.py (its validations over the whole slice included)."""
+    return micropython(steps, d, "micropython-ulab.wasm")
 
 
 def main():
@@ -381,7 +395,8 @@ def main():
         if name == "ulab-train":
             ulab_train()
             continue
-        report(name, {"cpython": cpython, "pyodide": pyodide, "micropython": micropython}[name](args.steps, d), d)
+        run = {"cpython": cpython, "pyodide": pyodide, "micropython": micropython, "micropython-ulab": micropython_ulab}[name]
+        report(name, run(args.steps, d), d)
 
 
 if __name__ == "__main__":

@@ -6,17 +6,42 @@ import math
 KEY = "tiny-gpt"
 
 
+def first_below(steps, values, line):
+    """The first evaluation step where values are below line, or None."""
+    return next((s for s, v in zip(steps, values) if v < line), None)
+
+
 def tinygpt_facts(d):
     card, ref = d["model_card"], d["reference"]
+    split = card["split"]
+    runs = ref["runs"]
+    steps = ref["steps"]
+    n = len(runs)
+    heldout_end = sum(r["heldout"][-1] for r in runs) / n
+    train_end = sum(r["train_end"] for r in runs) / n
     return {"data": d, "vocab_size": len(d["vocab"]), "train_chars": len(d["train_text"]),
-            "val_chars": len(d["val_text"]), "corpus_file": card["corpus"]["file"],
-            "corpus_sha256": card["corpus"]["sha256"], "val_in_vocab": card["tokenizer"]["val_characters_in_vocab"],
-            "val_from": card["split"]["val_chapters"][0], "train_to": card["split"]["train_chapters"][1],
-            "uniform": math.log(len(d["vocab"])), "unigram": ref["unigram"], "bigram": ref["bigram"], "seeds": [r["seed"] for r in ref["runs"]],
-            "steps": ref["steps"][-1], "start": ref["band_mean"][0], "end": ref["band_mean"][-1],
-            "end_lo": ref["band_lo"][-1], "end_hi": ref["band_hi"][-1],
-            "below_unigram_at": next((s for s, v in zip(ref["steps"], ref["band_hi"]) if v < ref["unigram"]), None),
-            "wall_seconds": card["reference"]["wall_seconds"]}
+            "val_chars": len(d["val_text"]), "heldout_chars": len(d["heldout_text"]),
+            "corpus_file": card["corpus"]["file"], "corpus_sha256": card["corpus"]["sha256"],
+            "val_in_vocab": card["tokenizer"]["val_characters_in_vocab"],
+            "val_from": split["val_chapters"][0], "train_to": split["train_chapters"][1],
+            "train_slice_chapters": split["train_slice"]["chapters"], "val_slice_chapters": split["val_slice"]["chapters"],
+            "heldout_slice_chapters": split["heldout_slice"]["chapters"],
+            "val_targets": card["ngram"]["targets"],
+            "uniform": math.log(len(d["vocab"])), "unigram": ref["unigram"], "bigram": ref["bigram"],
+            "seeds": [r["seed"] for r in runs], "steps": steps[-1], "start": ref["band_mean"][0],
+            "end": ref["band_mean"][-1], "end_lo": ref["band_lo"][-1], "end_hi": ref["band_hi"][-1],
+            "end_above_bigram": ref["band_mean"][-1] - ref["bigram"],
+            # every seed below the unigram line; the first seed; the seeds' mean
+            "below_unigram_at": first_below(steps, ref["band_hi"], ref["unigram"]),
+            "below_unigram_first": first_below(steps, ref["band_lo"], ref["unigram"]),
+            "below_unigram_mean": first_below(steps, ref["band_mean"], ref["unigram"]),
+            "below_bigram_first": first_below(steps, ref["band_lo"], ref["bigram"]),
+            # a run with another seed, from the same distribution, lands outside the range of n
+            # runs at a given step with probability 2 / (n + 1) (it is the lowest or the highest of n + 1)
+            "outside_band": 2 / (n + 1),
+            "train_end": train_end, "heldout_end": heldout_end,
+            "gap_shift": ref["band_mean"][-1] - heldout_end, "gap_unseen": heldout_end - train_end,
+            "engine": card["reference"]["engine"], "wall_seconds": card["reference"]["wall_seconds"]}
 
 
 def facts(data):

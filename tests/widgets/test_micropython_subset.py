@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 WIDGETS = ROOT / "widgets"
 COMMON = WIDGETS / "common"
 
-# The modules a model may import: math, and the shared modules in widgets/common/.
-STDLIB = {"math"}
+# The modules a model may import: math, and the shared modules in widgets/common/; time (its
+# time_ns: the tiny-gpt page's calls end themselves by a deadline) and array (packed.py:
+# a run's numbers kept compactly), which MicroPython has too.
+STDLIB = {"math", "time", "array"}
 # And these, only inside a `try` whose `except ImportError` carries on without them: ulab is in
 # MicroPython's ulab build alone (the page loads it for a widget whose Python imports it;
 # widgets/common/tinygpt_ulab.py), numpy stands in for it in CPython.
@@ -114,7 +116,9 @@ def problems(source, filename, local=frozenset()):
             flag(node, "a slice with a step of a str or tuple (MicroPython steps through lists only): reversed(), "
                        "or a list")
         elif isinstance(node, ast.Attribute):
-            if node.attr in METHODS:
+            # bytes.fromhex is there (MicroPython's bytes has hex and fromhex; packed.py); float's is not
+            if node.attr in METHODS and not (node.attr == "fromhex" and isinstance(node.value, ast.Name)
+                                             and node.value.id == "bytes"):
                 flag(node, f".{node.attr} (MicroPython's str, int and float have none): write it out")
             elif isinstance(node.value, ast.Name) and node.value.id == "math" and node.attr not in MATH:
                 flag(node, f"math.{node.attr}: MicroPython's math has no {node.attr}; write it out")

@@ -29,7 +29,7 @@ def small_data():
     import tinygpt
     with open(ROOT / "data" / "tiny-gpt.json", encoding="utf-8") as f:
         real = json.load(f)
-    return {"vocab": tinygpt.build_vocab(TEXT, 24), "train_text": TEXT * 4, "val_text": TEXT[::-1] * 2,
+    return {"vocab": tinygpt.build_vocab(TEXT, 24), "train_text": TEXT * 4, "val_text": TEXT[::-1] * 2, "heldout_text": TEXT[5:60],
             "reference": real["reference"], "reference_slow": real["reference_slow"]}
 
 
@@ -103,28 +103,50 @@ def test_a_run_learns_and_its_chart_and_status_follow():
     assert model.generate({"temperature": 9})["problem"]
 
 
-def test_each_call_holds_one_part_of_a_validation_and_the_numbers_are_those_of_one_go():
-    """The page never measures the whole validation set in one call (on MicroPython that alone
-    overran the 5 s call limit): a call measures EVAL_PER_CALL windows, or takes steps up to
-    the one where a validation falls due. The lab's Session.train, which runs everything in
-    one go, gives the same losses, bit for bit."""
+def parts_of(run):
+    """The calls one validation takes without a budget: EVAL_PER_CALL windows each, the
+    validation slice's and the held-out slice's apart."""
+    P, held = model.EVAL_PER_CALL, len(run.ex) - run.n_val
+    return -(-run.n_val // P) + -(-held // P)
+
+
+def test_a_validation_covers_every_character_of_both_slices():
+    """The validation loss averages over back-to-back windows of the whole validation slice (the
+    characters the n-gram lines are scored on), the held-out loss over the held-out slice's."""
     data = small_data()
-    parts = model.EVAL_WINDOWS // model.EVAL_PER_CALL
-    assert parts > 1
+    run = model.Session(data, SMALL)
+    T = SMALL["block_size"]
+    n = (len(data["val_text"]) - 1) // T
+    assert run.n_val == n and [t for y in run.ey[:n] for t in y] == run.tok.encode(data["val_text"])[1:n * T + 1]
+    assert len(run.ex) - run.n_val == (len(data["heldout_text"]) - 1) // T
+    import tinygpt
+    xs, ys = tinygpt.cover_windows(run.tok.encode(data["heldout_text"]), T)
+    assert run.held_log == [[0, tinygpt.loss_of(run.cfg, run.W, xs, ys)]]
+    assert run.val_log[0][1] == pytest.approx(tinygpt.loss_of(run.cfg, run.W, run.ex[:n], run.ey[:n]), rel=1e-12)
+
+
+def test_each_call_holds_one_part_of_a_validation_and_the_numbers_are_those_of_one_go():
+    """Without a budget a call measures EVAL_PER_CALL windows, or takes steps up to the one where
+    a validation falls due (on MicroPython the whole validation set in one call once overran the
+    5 s call limit). The lab's Session.train, which runs everything in one go, gives the same
+    losses, bit for bit."""
+    data = small_data()
     model.start({"data": data, "settings": SMALL})
+    parts = parts_of(model.SESSION["run"])
+    assert parts > 1
     for _ in range(parts - 1):
         assert model.train({"n": 5})["val_log"] == [] and model.SESSION["run"].step == 0
     assert len(model.train({"n": 5})["val_log"]) == 1  # the last part: no step yet
     assert model.train({"n": 40})["step"] == model.EVAL_EVERY  # stops where a validation is due
-    assert model.SESSION["run"].pending == [model.EVAL_EVERY, 0, 0.0]
+    assert model.SESSION["run"].pending == [model.EVAL_EVERY, 0, 0.0, 0.0]
     _, calls = drive(100, per_call=7)
     paged = model.SESSION["run"]
     assert calls == 6 + 3 * parts  # steps 25-60 by 7 (stopping at 50 and 60), three validations
     whole = model.Session(data, SMALL)
     whole.train(35)
     whole.train(100)
-    assert whole.val_log == paged.val_log and whole.train_log == paged.train_log
-    assert [s for s, _ in whole.val_log] == [0, 25, 50, 60]
+    assert whole.val_log == paged.val_log and whole.train_log == paged.train_log and whole.held_log == paged.held_log
+    assert [s for s, _ in whole.val_log] == [0, 25, 50, 60] == [s for s, _ in whole.held_log]
 
 
 def test_a_run_resumed_from_storage_continues_exactly():
@@ -142,6 +164,76 @@ def test_a_run_resumed_from_storage_continues_exactly():
     model.resume({"data": data, "saved": saved})
     drive(20)
     assert model.state({}) == straight
+
+
+def slowed(monkeypatch, name, seconds):
+    """The engine's function `name`, each call made `seconds` slower: a slow device, or a busy one."""
+    import time
+    real = getattr(model.tg, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(model.tg, name, slow)
+
+
+def test_a_call_ends_itself_by_its_deadline(monkeypatch):
+    """The page gives each call a budget: on a slow machine the model returns early with the work
+    done so far, instead of running on until the runtime kills Python (and the run with it)."""
+    data = dict(small_data(), val_text=TEXT[::-1] * 8)  # 7 parts of a validation
+    model.start({"data": data, "settings": SMALL})
+    slowed(monkeypatch, "forward", 0.05)  # every forward pass (a validation part, a step) 50 ms slower
+    out = model.train({"n": 10, "budget_ms": 120})
+    assert out["val_log"] == [] and 1 <= model.SESSION["run"].pending[1] // model.EVAL_PER_CALL <= 3
+    while not out["val_log"]:
+        out = model.train({"n": 10, "budget_ms": 120})
+    out = model.train({"n": 50, "budget_ms": 120})
+    assert 1 <= out["step"] <= 3  # not 25: the deadline ended it
+    out = model.train({"n": 50, "budget_ms": 0})
+    assert out["step"] >= 2  # a call always does some work
+
+
+def test_generate_streams_new_text_by_its_deadline_and_each_press_draws_anew(monkeypatch):
+    """生成 in pieces: each call draws characters until its budget is spent (at least one), and the
+    pieces make the text one call with the same seed gives; a second press gives other text; a
+    slow forward pass still returns after one character, not after sixty."""
+    from rng import Rng
+    data = small_data()
+    model.start({"data": data, "settings": SMALL})
+    drive(30)
+    run = model.SESSION["run"]
+    pieces = [model.generate({"n": 30, "temperature": 0.8, "budget_ms": 0})]
+    while not pieces[-1]["done"]:
+        pieces.append(model.generate({"more": True, "budget_ms": 0}))
+    assert len(pieces) == 30 and all(len(p["text"]) == 1 for p in pieces)
+    text = "".join(p["text"] for p in pieces)
+    whole = model.tg.sample(run.cfg, run.W, run.context(""), 30, 0.8, Rng(model.SAMPLE_SEED + 30 + 100003), never=0)
+    assert text == run.tok.decode(whole)
+    again = model.generate({"n": 30, "temperature": 0.8})
+    assert again["done"] and len(again["text"]) == 30 and again["text"] != text
+    for name in ("forward", "forward_step"):
+        slowed(monkeypatch, name, 0.2)
+    first = model.generate({"n": 60, "temperature": 0.8, "budget_ms": 100})
+    assert len(first["text"]) == 1 and not first["done"]
+
+
+def test_the_saved_state_is_compact_and_exact(facts):
+    """The page keeps the run after every call: its numbers travel as the hex of their float64
+    bytes (16 characters a number, against about 22 as JSON lists, which for larger settings the
+    page allows overflowed the browser's storage; the page stores them as binary, 8 bytes a
+    number), and it comes back bit for bit."""
+    data = model.page_params({"data": facts["tinygpt"]["data"]})["data"]
+    model.start({"data": data, "settings": model.DEFAULTS})
+    model.train({"n": 2, "budget_ms": 10_000})
+    run = model.SESSION["run"]
+    numbers = 3 * sum(len(M) * len(M[0]) for M in run.W.values())
+    saved = model.state({})
+    text = json.dumps(saved)
+    assert len(saved["tensors"]) == 16 * numbers and len(text) < 17 * numbers
+    back = model.Session(data, model.DEFAULTS, evaluate=False)
+    back.restore(json.loads(text))
+    assert back.W == run.W and back.opt.m == run.opt.m and back.opt.v == run.opt.v and back.val_log == run.val_log
+    assert model.resume({"data": data, "saved": dict(json.loads(text), version=1)})["problems"]
 
 
 def test_divergence_stops_with_its_step():
@@ -163,8 +255,25 @@ def test_downloads():
     assert rows[26].count(",") == 2 and rows[26].split(",")[2] != ""  # step 25 has its validation loss
 
 
+def test_the_lessons_lines_load_the_downloaded_weights_and_sample(tmp_path, monkeypatch, capsys):
+    """⑩ shows the lines that read 下载权重's file back with tinygpt.py and sample from it: run as
+    printed, next to the downloaded file, they print 60 characters of the vocabulary."""
+    import re
+    model.start({"data": small_data(), "settings": SMALL})
+    drive(5)
+    lesson = (ROOT / "lessons" / "train" / "l1-tiny-gpt.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", lesson, re.S).group(1)
+    name = re.search(r'open\("([^"]+)"', code).group(1)
+    (tmp_path / name).write_text(json.dumps(model.weights({}), ensure_ascii=False), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "l1-tiny-gpt.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    assert len(printed) == 60 and set(printed) <= set(small_data()["vocab"]) - {"\u25a1"}
+
+
 def test_the_data_and_its_reference_lines(facts):
-    """data/tiny-gpt.json: the slices are where the model card says; unigram and bigram recomputed."""
+    """data/tiny-gpt.json: the slices are where the model card says; unigram and bigram recomputed
+    on exactly the characters the model's validation loss averages over."""
     import tinygpt
     d = facts["tinygpt"]["data"]
     card = d["model_card"]
@@ -172,6 +281,10 @@ def test_the_data_and_its_reference_lines(facts):
     assert d["train_text"].startswith("第一回") and d["val_text"].startswith("第一百十一回")
     tok = tinygpt.Tokenizer(d["vocab"])
     tr, va = tok.encode(d["train_text"]), tok.encode(d["val_text"])
+    # the characters the validation loss averages over at the defaults: back-to-back windows
+    T = model.DEFAULTS["block_size"]
+    va = va[:(len(va) - 1) // T * T + 1]
+    assert len(va) - 1 == card["ngram"]["targets"] == model.targets(d)
     V = len(d["vocab"])
     counts = Counter(tr)
     uni = -sum(math.log((counts[b] + 1) / (len(tr) + V)) for b in va[1:]) / (len(va) - 1)
@@ -238,8 +351,8 @@ def test_the_ulab_engine_gives_the_pure_engines_losses():
     for (s, a), (t, b) in zip(pure.train_log + pure.val_log, ulab.train_log + ulab.val_log):
         assert s == t and abs(a - b) < 1e-12, (s, a, b)
     assert ulab.val_log[-1][1] < ulab.val_log[0][1] - 0.5  # it learns
-    saved = json.loads(json.dumps(ulab.state()))  # lists of lists, as the browser keeps it
-    assert isinstance(saved["weights"][0][0], list)
+    saved = json.loads(json.dumps(ulab.state()))  # as the browser keeps it: packed, the same form for both engines
+    assert isinstance(saved["tensors"], str) and set(saved) == set(pure.state())
     crossed = model.Session(data, settings, evaluate=False)  # the pure engine picks it up
     crossed.restore(saved)
     back = model.Session(data, settings, evaluate=False, engine=tinygpt_ulab)  # and the ulab one
@@ -274,17 +387,20 @@ def test_on_micropythons_ulab_build_the_page_trains_the_defaults_with_the_ulab_e
     CPython to float rounding; it samples, and its state is plain JSON."""
     data = model.page_params({"data": json.loads((ROOT / "data" / "tiny-gpt.json").read_text(encoding="utf-8"))})["data"]
     settings = dict(model.DEFAULTS, steps=4)
-    parts = model.EVAL_WINDOWS // model.EVAL_PER_CALL
+    budget = {"n": 4, "budget_ms": 10 ** 9}  # the page's calls, with a budget no call reaches (the clock is wall time)
     calls = [("engine", {"runtime": "micropython"}), ("start", {"data": data, "settings": settings, "runtime": "micropython"})]
-    calls += [("train", {"n": 4})] * (parts + 1) + [("generate", {"n": 12, "temperature": 0.8}), ("state", {})]
+    calls += [("train", budget)] * 3 + [("generate", {"n": 12, "temperature": 0.8}), ("state", {})]
     got = micropython_ulab(calls)
     assert got[0]["engine"] == "ulab" and not got[0]["slow"]
     assert "problems" not in got[1]
     state = got[-1]
-    assert state["step"] == 4 and isinstance(state["weights"][0][0], list)
+    assert state["step"] == 4 and isinstance(state["tensors"], str)
     pure = model.Session(data, settings)
     pure.train(4)
-    for (s, a), (t, b) in zip(pure.train_log + pure.val_log, state["train_log"] + state["val_log"]):
+    back = model.Session(data, settings, evaluate=False)  # the phone's packed state, read in CPython
+    back.restore(state)
+    for (s, a), (t, b) in zip(pure.train_log + pure.val_log, back.train_log + back.val_log):
         assert s == t and abs(a - b) < 1e-12, (s, a, b)
-    assert len(state["train_log"]) == 4 and len(state["val_log"]) == 1
-    assert len(got[-2]["text"]) == 12 and got[-2]["step"] == 4
+    assert len(back.train_log) == 4 and len(back.val_log) == 2 == len(back.held_log)
+    assert max(abs(x - y) for x, y in zip(pure.W["wte"][5], back.W["wte"][5])) < 1e-12
+    assert len(got[-2]["text"]) == 12 and got[-2]["done"] and got[-2]["step"] == 4

@@ -13,6 +13,8 @@ to stay well under the runtime's time limit and redraws after each), generate() 
 state() and resume() carry it through the browser's storage. lab/tinygpt.py trains the reference band with this same Session.
 """
 import math
+import time
+import packed
 import tinygpt as tg
 import tinygpt_ulab
 from rng import Rng
@@ -34,8 +36,9 @@ NAMES = {"n_layer": "层数", "n_embd": "宽度", "n_head": "注意力头数", "
 BATCH = 4            # sequences per step
 WEIGHT_DECAY = 0.01  # AdamW's decoupled decay
 EVAL_EVERY = 25      # steps between validation losses
-EVAL_WINDOWS = 32    # fixed windows of the validation slice the validation loss averages over
-EVAL_PER_CALL = 8    # of them measured in one forward pass (and, on the page, in one call)
+EVAL_PER_CALL = 8    # windows measured in one forward pass: a validation covers the whole slice,
+                     # back-to-back windows (tinygpt.cover_windows), the characters the n-gram lines
+                     # are scored on; then the held-out slice from the training chapters the same way
 MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodide, under the 5 s call limit
 # MicroPython runs the pure engine about 5-7x slower than Pyodide (benchmarks/tinygpt_speed.py: 0.29
 # and 0.38 steps/s in two sessions under different load, against 1.93 at DEFAULTS, whose step is
@@ -43,7 +46,8 @@ MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodid
 # one step near 1.3 s on this 2-core desktop, so a phone two or three times slower stays under 5 s.
 # The ulab engine on MicroPython is several times faster than Pyodide: it keeps MAX_STEP_COST.
 MAX_STEP_COST_MICROPYTHON = 1500000
-SAMPLE_SEED = 7      # the draws of generate(), so the same model and settings give the same text
+SAMPLE_SEED = 7      # the reference samples' draws (Session.sample); each press of 生成 draws anew
+STATE_VERSION = 2    # state(): the numbers packed as float64 (widgets/common/packed.py), not JSON lists
 
 PARAMS = {"data": None, "settings": None}
 
@@ -52,6 +56,18 @@ PARAMS = {"data": None, "settings": None}
 ENGINE = tinygpt_ulab if tinygpt_ulab.ULAB else tg
 
 SESSION = {"run": None, "data": None}  # the live training session in this runtime
+
+
+def now_ms():
+    """This Python's clock in milliseconds (time.time_ns: CPython, Pyodide and MicroPython have it)."""
+    return time.time_ns() // 1000000
+
+
+def deadline(params):
+    """The time a call must return by: params.budget_ms from now (the page's calls give one, so a
+    call ends itself well inside the runtime's 5 s limit instead of being killed), else None."""
+    budget = params.get("budget_ms")
+    return None if budget is None else now_ms() + budget
 
 
 # ---------------------------------------------------------------- settings
@@ -125,7 +141,11 @@ class Session:
         self.cfg = tg.Config(len(data["vocab"]), settings["n_layer"], settings["n_embd"],
                              settings["n_head"], settings["block_size"])
         self.train_tokens = self.tok.encode(data["train_text"])
-        self.vx, self.vy = tg.eval_windows(self.tok.encode(data["val_text"]), settings["block_size"], EVAL_WINDOWS)
+        T = settings["block_size"]
+        vx, vy = tg.cover_windows(self.tok.encode(data["val_text"]), T)
+        hx, hy = tg.cover_windows(self.tok.encode(data["heldout_text"]), T) if data.get("heldout_text") else ([], [])
+        self.n_val = len(vx)  # the first n_val windows are the validation slice's, the rest the held-out slice's
+        self.ex, self.ey = vx + hx, vy + hy
         self.W = tg.init_weights(self.cfg, settings["seed"])  # the same weights for both engines
         if e is not tg:
             self.W = e.to_arrays(self.W)
@@ -134,34 +154,44 @@ class Session:
         self.rng = Rng(settings["seed"] + 100000)  # the batches' own stream
         self.step = 0
         self.train_log = []  # [step, loss of that step's batch]
-        self.val_log = []  # [step, validation loss]
-        self.pending = [0, 0, 0.0]  # a validation in progress: [its step, next window, loss summed so far]
+        self.val_log = []  # [step, validation loss]: chapter 111 on, text of other chapters
+        self.held_log = []  # [step, held-out loss]: the training chapters' next characters, never trained on
+        self.pending = [0, 0, 0.0, 0.0]  # a validation in progress: [its step, next window, the two sums so far]
         self.diverged = None  # the step and why, once it has
+        self.draws = 0  # texts drawn by the page's 生成 so far: each draws with its own seed
+        self.drawing = None  # the draw being streamed, piece by piece
         while evaluate and self.pending:  # evaluate=False: the first advance() starts measuring
             self.val_chunk()
 
     def val_chunk(self):
         """The next EVAL_PER_CALL windows of the validation in progress (summed as tg.loss_of
-        sums them); the loss is logged, and checked against the start, when the last is in."""
+        sums them; a part never mixes the two slices); the losses are logged, and the validation
+        loss checked against the start, when the last is in."""
         p = self.pending
         i = p[1]
-        xs, ys = self.vx[i:i + EVAL_PER_CALL], self.vy[i:i + EVAL_PER_CALL]
-        loss, _ = self.engine.forward(self.cfg, self.W, xs, ys)
-        p[2] += loss * len(xs)
-        p[1] = i + len(xs)
-        if p[1] < len(self.vx):
+        end = min(i + EVAL_PER_CALL, self.n_val if i < self.n_val else len(self.ex))
+        loss, _ = self.engine.forward(self.cfg, self.W, self.ex[i:end], self.ey[i:end])
+        p[2 if i < self.n_val else 3] += loss * (end - i)
+        p[1] = end
+        if end < len(self.ex):
             return
         self.pending = None
-        v = p[2] / len(self.vx)
+        v = p[2] / self.n_val
         self.val_log.append([p[0], v])
+        if len(self.ex) > self.n_val:
+            self.held_log.append([p[0], p[3] / (len(self.ex) - self.n_val)])
         if p[0] > 0 and not v < self.val_log[0][1]:  # NaN compares false
             self.diverged = {"step": p[0], "what": "验证损失", "loss": v}
 
-    def advance(self, n):
+    def advance(self, n, until=None):
         """One call's work: the next part of a validation in progress; else up to n steps,
-        stopping after a step where a validation falls due (it starts at the next call)."""
+        stopping after a step where a validation falls due (it starts at the next call). With
+        `until` (now_ms()'s clock), the parts of a validation or the steps go on until that time
+        instead: at least one, never past it by more than one."""
         if self.pending:
             self.val_chunk()
+            while self.pending and until is not None and now_ms() < until:
+                self.val_chunk()
             return
         start = self.val_log[0][1]
         for _ in range(n):
@@ -175,7 +205,9 @@ class Session:
                 self.diverged = {"step": self.step, "what": "训练损失", "loss": loss}
                 break
             if self.step % EVAL_EVERY == 0 or self.step == self.settings["steps"]:
-                self.pending = [self.step, 0, 0.0]
+                self.pending = [self.step, 0, 0.0, 0.0]
+                break
+            if until is not None and now_ms() >= until:
                 break
 
     def train(self, n):
@@ -186,32 +218,88 @@ class Session:
             self.advance(target - self.step)
 
     def sample(self, n, temperature, prompt=""):
+        """The reference samples' text (lab/tinygpt.py): n characters in one go, drawn with the
+        seed SAMPLE_SEED + step, so the same model always gives the same text."""
         rng = Rng(SAMPLE_SEED + self.step)
-        context = self.tok.encode(prompt) if prompt else [self.tok.ids.get("\n", 0)]
-        return self.tok.decode(self.engine.sample(self.cfg, self.W, context, n, temperature, rng, never=0))
+        return self.tok.decode(self.engine.sample(self.cfg, self.W, self.context(prompt), n, temperature, rng, never=0))
+
+    def context(self, prompt):
+        return self.tok.encode(prompt) if prompt else [self.tok.ids.get("\n", 0)]
+
+    def start_draw(self, n, temperature, prompt=""):
+        """A new text of n characters for the page's 生成, streamed by draw_more(): each press
+        draws with its own seed (the press's number and the step), so pressing again gives new text."""
+        self.draws += 1
+        self.drawing = {"out": self.context(prompt), "left": n, "t": temperature,
+                        "rng": Rng(SAMPLE_SEED + self.step + 100003 * self.draws), "pass": sampling_pass(self.engine)}
+
+    def draw_more(self, until=None):
+        """The draw's next characters, one at a time until the draw is done or `until` (now_ms())
+        has passed -> (text, done). The pieces of a draw are the text one call of sample() gives
+        with the same seed, character for character."""
+        d = self.drawing
+        if d is None:
+            return "", True
+        new = []
+        while d["left"] > 0:
+            tok = tg.sample(self.cfg, self.W, d["out"], 1, d["t"], d["rng"], 0, forward_pass=d["pass"])[0]
+            d["out"].append(tok)
+            new.append(tok)
+            d["left"] -= 1
+            if until is not None and now_ms() >= until:
+                break
+        if d["left"] <= 0:
+            self.drawing = None
+        return self.tok.decode(new), self.drawing is None
 
     def state(self):
-        """Everything needed to carry on later, as plain JSON."""
+        """Everything needed to carry on later, as JSON text of a few hundred KB: the weights and
+        AdamW's moments packed as float64 (exact), the losses packed, the rest as it is."""
         opt = self.opt
-        return {"settings": self.settings, "step": self.step, "train_log": self.train_log,
-                "val_log": self.val_log, "diverged": self.diverged, "rng": [self.rng.state, self.rng.spare],
-                "pending": self.pending, "weights": [plain(self.W[n]) for n in self.names], "adam_t": opt.t,
-                "adam_m": [plain(opt.m[n]) for n in self.names], "adam_v": [plain(opt.v[n]) for n in self.names]}
+        blob = b"".join([packed.raw(group[n]) for group in (self.W, opt.m, opt.v) for n in self.names])
+        diverged = self.diverged
+        return {"version": STATE_VERSION, "settings": self.settings, "step": self.step,
+                "train_loss": packed.pack([v for _, v in self.train_log]),
+                "val_steps": [s for s, _ in self.val_log], "val_loss": packed.pack([v for _, v in self.val_log]),
+                "held_loss": packed.pack([v for _, v in self.held_log]),
+                "diverged": diverged and [diverged["step"], diverged["what"], packed.pack([diverged["loss"]])],
+                "rng": [self.rng.state, self.rng.spare], "pending": self.pending, "adam_t": opt.t,
+                "tensors": blob.hex()}
 
     def restore(self, s):
-        """A state() from either engine (lists of lists), into this one."""
+        """A state() from either engine, into this one."""
         held = (lambda M: M) if self.engine is tg else self.engine.array
-        for i, n in enumerate(self.names):
-            self.W[n] = held(s["weights"][i])
-            self.opt.m[n] = held(s["adam_m"][i])
-            self.opt.v[n] = held(s["adam_v"][i])
+        values = packed.unpack(s["tensors"])
+        i = 0
+        for group in (self.W, self.opt.m, self.opt.v):
+            for n in self.names:
+                r, c = self.cfg_shape(n)
+                group[n] = held(packed.rows(values, i, r, c))
+                i += r * c
         self.opt.t = s["adam_t"]
         self.step = s["step"]
-        self.train_log = s["train_log"]
-        self.val_log = s["val_log"]
-        self.diverged = s["diverged"]
+        losses = packed.unpack(s["train_loss"])
+        self.train_log = [[k + 1, losses[k]] for k in range(len(losses))]
+        self.val_log = [[a, b] for a, b in zip(s["val_steps"], packed.unpack(s["val_loss"]))]
+        self.held_log = [[a, b] for a, b in zip(s["val_steps"], packed.unpack(s["held_loss"]))]
+        d = s["diverged"]
+        self.diverged = d and {"step": d[0], "what": d[1], "loss": packed.unpack(d[2])[0]}
         self.pending = s.get("pending")  # a state saved mid-validation measures it again from there
         self.rng.state, self.rng.spare = s["rng"][0], s["rng"][1]
+
+    def cfg_shape(self, name):
+        """The (rows, columns) of a weight, as init_weights made it."""
+        M = self.W[name]
+        return (len(M), len(M[0])) if isinstance(M, list) else M.shape
+
+
+def sampling_pass(engine):
+    """The forward pass a draw uses: the engine's KV cache (C3 第 4 课; tinygpt.forward_step: one
+    new row per character), and where the window slides past block_size and every position
+    changes, one pass over the window that computes the last row's logits only."""
+    def prefill_last(cfg, W, cache, tokens):
+        return engine.prefill(cfg, W, cache, tokens, last=True)
+    return tg.cached_forward_pass(engine.new_cache, prefill_last, engine.forward_step)
 
 
 def plain(M):
@@ -252,7 +340,7 @@ def polyline(ax, log):
     return " ".join([x + "," + y for x, y in [xy(ax, s, v) for s, v in log if v == v]])
 
 
-def chart(data, steps, train_log, val_log):
+def chart(data, steps, train_log, val_log, held_log=()):
     ax = axes(data, steps)
     ref = data["reference"]
     upper = [xy(ax, s, v) for s, v in zip(ref["steps"], ref["band_hi"])]
@@ -272,7 +360,7 @@ def chart(data, steps, train_log, val_log):
         xticks.append({"x": xy(ax, s, ax["hi"])[0], "label": num(s)})
     return {"w": CHART_W, "h": CHART_H, "band": band, "ref_mean": polyline(ax, list(zip(ref["steps"], ref["band_mean"]))),
             "lines": lines, "ticks": ticks, "xticks": xticks,
-            "train": polyline(ax, smooth(train_log)), "val": polyline(ax, val_log)}
+            "train": polyline(ax, smooth(train_log)), "val": polyline(ax, val_log), "held": polyline(ax, held_log)}
 
 
 # ---------------------------------------------------------------- what the page calls
@@ -280,7 +368,8 @@ def chart(data, steps, train_log, val_log):
 def status(run):
     s = run.settings
     out = {"step": num(run.step), "steps": num(s["steps"]), "val": num(run.val_log[-1][1], 3) if run.val_log else "—",
-           "train": num(smooth(run.train_log)[-1][1], 3) if run.train_log else "—"}
+           "train": num(smooth(run.train_log)[-1][1], 3) if run.train_log else "—",
+           "held": num(run.held_log[-1][1], 3) if run.held_log else "—"}
     out["done"] = run.step >= s["steps"] and not run.pending  # the last validation measured too
     if run.diverged:
         d = run.diverged
@@ -292,7 +381,7 @@ def status(run):
 
 def progress(data):
     run = SESSION["run"]
-    return {"status": status(run), "chart": chart(data, run.settings["steps"], run.train_log, run.val_log),
+    return {"status": status(run), "chart": chart(data, run.settings["steps"], run.train_log, run.val_log, run.held_log),
             "val_log": run.val_log, "step": run.step}
 
 
@@ -324,21 +413,39 @@ LOST = {"lost": True}  # this Python holds no run (it was restarted): the page r
 
 
 def train(params):
-    """The live run's next piece: a part of a validation in progress, or up to params.n steps."""
-    if SESSION["run"] is None:
-        return LOST
-    SESSION["run"].advance(params["n"])
-    return progress(SESSION["data"])
-
-
-def generate(params):
+    """The live run's next piece: parts of a validation in progress, or up to params.n steps,
+    until params.budget_ms has passed; with params.save, the run's state() comes with it, so the
+    page keeps every call's work."""
     run = SESSION["run"]
     if run is None:
         return LOST
-    t = float(params.get("temperature", 0.8))
-    if not 0.05 <= t <= 3.0:
-        return {"problem": "温度要在 0.05 到 3 之间。"}
-    return {"text": run.sample(params.get("n", 40), t, params.get("prompt", "")), "step": run.step}
+    run.advance(params["n"], deadline(params))
+    out = progress(SESSION["data"])
+    if params.get("save"):
+        out["saved"] = run.state()
+    return out
+
+
+def generate(params):
+    """生成: a new text of params.n characters (params.more: the next piece of the one being
+    drawn), streamed: characters are drawn until params.budget_ms has passed -> {text: this
+    piece, done, step}."""
+    run = SESSION["run"]
+    if run is None:
+        return LOST
+    if not params.get("more"):
+        t = float(params.get("temperature", 0.8))
+        if not 0.05 <= t <= 3.0:
+            return {"problem": "温度要在 0.05 到 3 之间。"}
+        run.start_draw(params.get("n", 40), t, params.get("prompt", ""))
+    text, done = run.draw_more(deadline(params))
+    return {"text": text, "done": done, "step": run.step}
+
+
+def held(params):
+    """Whether this Python holds the run (after a call was stopped, the worker may be a new one)."""
+    run = SESSION["run"]
+    return {"held": run is not None, "step": run.step if run else None}
 
 
 def state(params):
@@ -379,6 +486,8 @@ def loss_log(params):
 def resume(params):
     """A run carried back from the browser's storage."""
     saved = params["saved"]
+    if saved.get("version") != STATE_VERSION:
+        return {"problems": ["存下的训练是这一页旧版本的格式，读不回来了：请重新开始。"]}
     # Pyodide's limit, the widest: a run saved there is never lost where the limit is lower.
     settings, problems = check_settings(saved["settings"], runtime="pyodide")
     if problems:
@@ -390,17 +499,38 @@ def resume(params):
     return progress(params["data"])
 
 
+def first_below(steps, values, line):
+    """The first evaluation step where values are below line, or None."""
+    for s, v in zip(steps, values):
+        if v < line:
+            return s
+    return None
+
+
 def expect(ref):
-    """What to expect at the defaults, from the reference band."""
-    below = None
-    for s, v in zip(ref["steps"], ref["band_hi"]):
-        if v < ref["unigram"]:
-            below = s
-            break
-    if below is None:
-        return "默认设置下，我们的参考训练在 " + num(ref["steps"][-1]) + " 步里还没有全部降到一元线以下。"
-    return ("默认设置下，我们的参考训练每个种子到第 " + num(below) + " 步验证损失都已低于一元线。"
-            "训练的速度取决于你的设备和它跑的引擎（见下一行）。")
+    """What to expect at the defaults, from the reference runs: when the seeds' mean and then every
+    seed's validation loss go below the unigram line (scored on the same characters), and where
+    the last step stands against the bigram line."""
+    n, end = str(len(ref["runs"])), ref["steps"][-1]
+    mean = first_below(ref["steps"], ref["band_mean"], ref["unigram"])
+    every = first_below(ref["steps"], ref["band_hi"], ref["unigram"])
+    if mean is None:
+        head = "默认设置下，我们的参考训练（" + n + " 个种子）平均在 " + num(end) + " 步里还没有降到一元线以下"
+    elif every is None:
+        head = ("默认设置下，我们的参考训练（" + n + " 个种子）验证损失平均到第 " + num(mean) + " 步低于一元线，但到第 " +
+                num(end) + " 步还有种子没低于它")
+    else:
+        head = ("默认设置下，我们的参考训练（" + n + " 个种子）验证损失平均到第 " + num(mean) + " 步低于一元线，第 " +
+                num(every) + " 步时每个种子都低于它")
+    gap = ref["band_mean"][-1] - ref["bigram"]
+    tail = ("；第 " + num(end) + " 步时平均比二元线还高 " + num(gap, 2) + "。" if gap > 0 else
+            "；第 " + num(end) + " 步时平均比二元线低 " + num(-gap, 2) + "。")
+    return head + tail
+
+
+def targets(data):
+    """How many characters the validation loss averages over at the defaults (and the n-gram lines)."""
+    return (len(data["val_text"]) - 1) // DEFAULTS["block_size"] * DEFAULTS["block_size"]
 
 
 def expect_slow(data):
@@ -433,7 +563,8 @@ def view(params):
     data = params["data"]
     ref = data["reference"]
     first = ref["runs"][0]
-    c = chart(data, DEFAULTS["steps"], [], [[s, v] for s, v in zip(ref["steps"], first["val"])])
+    c = chart(data, DEFAULTS["steps"], [], [[s, v] for s, v in zip(ref["steps"], first["val"])],
+              [[s, v] for s, v in zip(ref["steps"], first["heldout"])])
     settings = []
     for key in SETTINGS:
         lo, hi = LIMITS[key]
@@ -442,11 +573,13 @@ def view(params):
     return {"chart": c, "settings": settings, "ref": {
         "seeds": [r["seed"] for r in ref["runs"]], "end": num(ref["band_mean"][-1], 3),
         "unigram": num(ref["unigram"], 3), "bigram": num(ref["bigram"], 3),
-        "samples": ref["samples"], "steps": num(ref["steps"][-1])},
+        "samples": ref["samples"][:3], "steps": num(ref["steps"][-1]), "n": len(ref["runs"]),
+        "targets": num(targets(data)), "val_from": data["model_card"]["split"]["val_chapters"][0]},
         "expect": expect(ref),
         "engine": ENGINE_NOTE,
         "slow_note": expect_slow(data),
-        "out": {"step": "0", "steps": num(DEFAULTS["steps"]), "val": num(first["val"][0], 3), "train": "—"}}
+        "out": {"step": "0", "steps": num(DEFAULTS["steps"]), "val": num(first["val"][0], 3), "train": "—",
+                "held": num(first["heldout"][0], 3)}}
 
 
 def example(facts):
@@ -460,6 +593,7 @@ def page_params(params):
     if data is None:
         return params
     shipped = {"vocab": data["vocab"], "train_text": data["train_text"], "val_text": data["val_text"],
+               "heldout_text": data["heldout_text"],
                "reference": data["reference"], "reference_slow": data["reference_slow"]}
     out = dict(params)
     out["data"] = shipped

@@ -1,11 +1,53 @@
-// tiny-gpt: runs the training loop's rhythm (a few steps per call to model.train, sized to take
-// about CALL_MS, so the page stays responsive and the chart redraws a few times a second),
-// keeps the run in localStorage, offers the downloads. Every number and every point of the
-// chart comes from model.py.
-const KEY = "cw-tiny-gpt-run"; // localStorage: {version, saved: model.state()}
-const VERSION = 1;
-const CALL_MS = 350; // aim for each training call; the runtime stops a call after 5 s
-const SAVE_MS = 15000; // keep the run in storage this often while training
+// tiny-gpt: runs the training loop's rhythm (calls to model.train, each given CALL_MS: the model
+// returns by then with the steps it took, so the page stays responsive, the chart redraws a few
+// times a second, and no call runs into the runtime's 5 s limit), keeps the run in IndexedDB
+// after every call, streams 生成 in pieces, offers the downloads. Every number and every point
+// of the chart comes from model.py.
+const DB = "cw-tiny-gpt"; // IndexedDB: store "runs", key "run": {version, saved: model.state()}, its tensors as bytes
+const OLD_KEY = "cw-tiny-gpt-run"; // localStorage of the page's first version (JSON lists): dropped
+const VERSION = 2; // model.STATE_VERSION
+const CALL_MS = 350; // each training call's budget (the model checks its clock between steps)
+const DRAW_MS = 250; // each piece of 生成: the characters drawn in it appear at once
+const DRAW_CHARS = 60;
+
+// The state's tensors travel from Python as hex (bytes.hex is C on every runtime) and are stored as bytes.
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const nibble = (code) => (code < 58 ? code - 48 : code - 87); // "0"-"9", "a"-"f" (bytes.hex writes lower case)
+function hexToBytes(hex) {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+  return out;
+}
+function bytesToHex(bytes) {
+  const parts = new Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) parts[i] = HEX[bytes[i]];
+  return parts.join("");
+}
+
+let opened = null;
+function database() {
+  opened ??= new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore("runs");
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  opened.catch(() => (opened = null));
+  return opened;
+}
+async function inStore(mode, act) {
+  const db = await database();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction("runs", mode);
+    const request = act(tx.objectStore("runs"));
+    tx.oncomplete = () => resolve(request.result);
+    tx.onerror = tx.onabort = () => reject(tx.error || request.error);
+  });
+}
+const keepRun = (saved) =>
+  inStore("readwrite", (store) => store.put({ version: VERSION, saved: { ...saved, tensors: hexToBytes(saved.tensors) } }, "run"));
+const keptRun = () => inStore("readonly", (store) => store.get("run"));
+const forgetRun = () => inStore("readwrite", (store) => store.delete("run"));
 
 export function mount(root, api) {
   const data = api.params.data;
@@ -17,11 +59,12 @@ export function mount(root, api) {
   let slow = false; // the pure engine on MicroPython (no ulab): smaller settings, shorter samples
   let running = false; // the loop is asking for steps
   let live = false; // Python holds a run
-  let perCall = 1; // steps per call, adapted to CALL_MS
-  let lastSave = 0;
+  let drawing = null; // a 生成 being streamed: the training loop waits for it (one model per text)
   let last = null; // the latest progress() from Python
 
   const say = (key, text) => api.fill({ out: { [key]: text } });
+  // What the runtime's status line said about a call that did not come back (it is overwritten later).
+  const runtimeReason = () => ($(".cw-status-text")?.textContent || "").trim();
 
   function setButtons() {
     const done = last && (last.status.done || last.status.diverged);
@@ -29,7 +72,7 @@ export function mount(root, api) {
     button("stop").disabled = !running;
     button("continue").disabled = running || !live || Boolean(done);
     button("restart").disabled = running || !live;
-    button("generate").disabled = !live;
+    button("generate").disabled = !live || Boolean(drawing);
     button("weights").disabled = !live || running;
     button("log").disabled = !live;
     for (const input of inputs) input.disabled = running || live;
@@ -38,27 +81,56 @@ export function mount(root, api) {
   function draw(progress) {
     last = progress;
     const c = progress.chart;
-    for (const name of ["train", "val", "band", "ref_mean"]) root.querySelector(`[data-line="${name}"]`).setAttribute("points", c[name]);
+    for (const name of ["train", "held", "val", "band", "ref_mean"]) root.querySelector(`[data-line="${name}"]`).setAttribute("points", c[name]);
     const s = progress.status;
-    api.fill({ out: { step: s.step, steps: s.steps, train: s.train, val: s.val, chart_note: "现在画的是你这次训练的曲线。" } });
+    api.fill({ out: { step: s.step, steps: s.steps, train: s.train, held: s.held, val: s.val, chart_note: "现在画的是你这次训练的曲线。" } });
   }
 
   function settings() {
     return Object.fromEntries(inputs.map((input) => [input.name, input.value.trim() === "" ? null : Number(input.value)]));
   }
 
-  function save(force) {
-    if (!live || (!force && performance.now() - lastSave < SAVE_MS)) return;
-    lastSave = performance.now();
-    api.call("state", {}).then((saved) => {
-      if (!saved) return;
-      try {
-        localStorage.setItem(KEY, JSON.stringify({ version: VERSION, saved }));
-        say("storage", `这次训练（第 ${last ? last.status.step : saved.step} 步）已存在这个浏览器里，关掉页面再回来可以接着练。`);
-      } catch {
-        say("storage", "浏览器不让存（存储被禁用或已满），这次训练离开页面后就找不回来了；训练本身照常进行。");
-      }
-    });
+  // Every call's state is stored before its numbers are shown: what the page shows, a reload finds.
+  async function save(saved) {
+    try {
+      await keepRun(saved);
+      say("storage", `第 ${saved.step} 步的训练已存在这个浏览器里（每次计算后都存），关掉页面再回来可以接着练。`);
+    } catch (error) {
+      say("storage", error && error.name === "QuotaExceededError"
+        ? "这次训练太大，浏览器存不下：离开页面后就找不回来了；训练本身照常进行。"
+        : "浏览器不让存（存储被禁用），这次训练离开页面后就找不回来了；训练本身照常进行。");
+    }
+  }
+
+  // A call did not come back (the runtime said why on its status line, e.g. it ran past the time
+  // limit and Python was restarted): the reason stays in the widget's own lines, and a run Python
+  // lost is taken back from the last save, which holds every call before this one.
+  async function recover(what) {
+    const reason = runtimeReason();
+    const check = await api.call("held", {});
+    let where = "";
+    if (check && !check.held) {
+      live = false;
+      const step = await resumeSaved(false);
+      where = step === false ? "Python 重新启动过，这次训练没能找回。"
+        : `Python 重新启动过，训练已从存下的第 ${step} 步找回（每次计算后都存，没有丢）。`;
+    }
+    const text = `${what}没有完成：${reason || "这次计算出了错。"}${where}`;
+    say("status", `${text}${live ? "按「继续」接着练。" : ""}`);
+    api.announce(text);
+    setButtons();
+    return text;
+  }
+
+  // The speed readout: this device's pace while training (the wall clock, validations included).
+  let trainedMs = 0;
+  let trainedSteps = 0;
+  function showSpeed(s) {
+    if (trainedMs < 1000 || !trainedSteps) return;
+    const rate = trainedSteps / (trainedMs / 1000);
+    const left = Math.max(0, Number(s.steps.replaceAll(",", "")) - Number(s.step.replaceAll(",", "")));
+    say("speed", `这台设备上：每秒约 ${rate.toFixed(1)} 步（连同验证），这次已练 ${Math.round(trainedMs / 1000)} 秒` +
+      (left ? `；照这个速度，剩下的 ${left} 步还要约 ${Math.ceil(left / rate)} 秒。` : "。"));
   }
 
   async function loop() {
@@ -66,13 +138,18 @@ export function mount(root, api) {
     setButtons();
     say("status", "训练中…");
     while (running) {
+      if (drawing) await drawing;
+      if (!running) break;
       const t0 = performance.now();
       const before = last ? last.step : 0;
-      const progress = await api.call("train", { n: perCall });
-      if (!progress) { // the status line says what went wrong (a call over the time limit, say)
+      const progress = await api.call("train", { n: 1000000, budget_ms: CALL_MS, save: true });
+      if (progress && !progress.lost) {
+        trainedMs += performance.now() - t0;
+        trainedSteps += progress.step - before;
+      }
+      if (!progress) {
         running = false;
-        live = false;
-        say("status", "训练中断了：这一步在这台设备上太慢。换小一点的宽度、上下文或层数再试。");
+        await recover("训练的一次计算");
         break;
       }
       if (progress.lost) { // Python restarted under us: carry on from the last saved state
@@ -80,13 +157,10 @@ export function mount(root, api) {
         await resumeSaved(false);
         break;
       }
-      // A call that took steps sizes the next (a call may also stop early where a validation
-      // falls due, or measure a part of one and take no step).
-      const done = progress.step - before;
-      const ms = performance.now() - t0;
-      if (done > 0) perCall = Math.max(1, Math.min(50, Math.round(done * (CALL_MS / Math.max(ms, 1)))));
+      await save(progress.saved);
       draw(progress);
       const s = progress.status;
+      showSpeed(s);
       if (s.diverged) {
         running = false;
         say("status", s.diverged);
@@ -96,7 +170,6 @@ export function mount(root, api) {
         say("status", `训练完成：${s.steps} 步，验证损失 ${s.val}。可以按「生成」看看它写出什么。`);
         api.announce(`训练完成，验证损失 ${s.val}`);
       }
-      save(!running);
     }
     setButtons();
   }
@@ -112,8 +185,10 @@ export function mount(root, api) {
       return;
     }
     live = true;
-    perCall = 1;
+    trainedMs = 0;
+    trainedSteps = 0;
     say("sample", "");
+    say("speed", "");
     draw(result);
     api.announce("开始训练");
     loop();
@@ -121,7 +196,6 @@ export function mount(root, api) {
 
   function stop() {
     running = false;
-    save(true);
     say("status", "已停止。可以按「继续」接着练，或「生成」看看现在的模型写出什么。");
     api.announce("已停止");
   }
@@ -130,7 +204,7 @@ export function mount(root, api) {
     running = false;
     live = false;
     try {
-      localStorage.removeItem(KEY);
+      await forgetRun();
     } catch { /* nothing kept */ }
     say("storage", "");
     say("sample", "");
@@ -139,14 +213,37 @@ export function mount(root, api) {
     inputs[0].focus();
   }
 
+  // 生成: a new text each press, streamed in pieces of DRAW_MS (the model draws until its budget
+  // is spent), so no call runs long and the characters appear as they come.
   async function generate() {
-    button("generate").disabled = true;
+    let release;
+    drawing = new Promise((resolve) => (release = resolve));
+    setButtons();
     say("sample", "生成中…");
-    const result = await api.call("generate", { temperature: Number(temperature.value), prompt: prompt.value, n: slow ? 20 : 60 });
-    button("generate").disabled = !live;
-    if (!result) return say("sample", "");
-    if (result.lost) return say("sample", "Python 重新启动过，先按「继续」恢复训练。");
-    say("sample", result.problem || `（第 ${result.step} 步的模型）${prompt.value}${result.text}`);
+    let shown = null;
+    try {
+      let result = await api.call("generate", { temperature: Number(temperature.value), prompt: prompt.value,
+        n: slow ? 20 : DRAW_CHARS, budget_ms: DRAW_MS });
+      while (result && !result.lost && !result.problem) {
+        shown = (shown ?? `（第 ${result.step} 步的模型）${prompt.value}`) + result.text;
+        say("sample", result.done ? shown : `${shown}…`);
+        if (result.done) break;
+        result = await api.call("generate", { more: true, budget_ms: DRAW_MS });
+      }
+      if (!result) {
+        const text = await recover("生成");
+        say("sample", `${shown || ""}［${text}］`);
+      } else if (result.lost) {
+        live = false;
+        const step = await resumeSaved(false);
+        say("sample", step === false ? "Python 重新启动过，这次训练没能找回。" : `Python 重新启动过，训练已从存下的第 ${step} 步找回；再按一次「生成」。`);
+      } else if (result.problem) say("sample", result.problem);
+      else api.announce(shown);
+    } finally {
+      drawing = null;
+      release();
+      setButtons();
+    }
   }
 
   function download(name, type, text) {
@@ -168,25 +265,27 @@ export function mount(root, api) {
     if (log) download("tiny-gpt-loss.csv", "text/csv", log.csv);
   }
 
+  // The run kept in this browser, into Python -> its step, or false when there is none (or it cannot be read).
   async function resumeSaved(announce) {
     let kept = null;
     try {
-      kept = JSON.parse(localStorage.getItem(KEY) || "null");
+      kept = await keptRun();
     } catch {
       kept = null;
     }
     if (!kept || kept.version !== VERSION) return false;
-    const result = await api.call("resume", { data, saved: kept.saved });
+    const saved = { ...kept.saved, tensors: bytesToHex(kept.saved.tensors) };
+    const result = await api.call("resume", { data, saved });
     if (!result || result.problems) return false;
     live = true;
-    for (const input of inputs) if (input.name in kept.saved.settings) input.value = kept.saved.settings[input.name];
+    for (const input of inputs) if (input.name in saved.settings) input.value = saved.settings[input.name];
     draw(result);
     const s = result.status;
     say("status", s.diverged || (s.done ? `上次的训练已完成（${s.steps} 步）。` : `找回了上次的训练：第 ${s.step} 步。按「继续」接着练。`));
-    say("storage", "这次训练存在这个浏览器里。");
+    say("storage", `第 ${s.step} 步的训练存在这个浏览器里。`);
     if (announce) api.announce(`找回了上次的训练，第 ${s.step} 步`);
     setButtons();
-    return true;
+    return result.step;
   }
 
   button("start").addEventListener("click", start);
@@ -197,9 +296,9 @@ export function mount(root, api) {
   button("weights").addEventListener("click", downloadWeights);
   button("log").addEventListener("click", downloadLog);
   temperature.addEventListener("input", () => say("temperature", temperature.value));
-  window.addEventListener("pagehide", () => {
-    if (running) save(true);
-  });
+  try {
+    localStorage.removeItem(OLD_KEY);
+  } catch { /* storage disabled */ }
   setButtons();
   // Which engine trains here (model.engine says, and the line under the settings shows it), then
   // the run kept in storage, if any; else, where the pure engine runs on MicroPython, the smaller settings.
@@ -212,7 +311,7 @@ export function mount(root, api) {
       return resumeSaved(true);
     })
     .then((resumed) => {
-      if (!slow || resumed) return;
+      if (!slow || resumed !== false) return;
       say("expect", $("[data-slow-note]").dataset.slowNote);
       for (const input of inputs) input.value = input.dataset.slow;
     });
