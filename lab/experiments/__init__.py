@@ -20,6 +20,7 @@ model card has in common.
 | `tokenizer` | C1 第 1 课 | data/real-model/tokenizer/{sweep,tokenizer,neighbours}.json (trains BPE tokenizers only, no model) |
 | `kvcache` | C3 第 4 课 | data/real-model/kv-cache/kv-cache.json (reads a trained run, trains nothing; not in EXPERIMENTS) |
 | `attention` | C3 第 1 课 | data/real-model/attention/attention.json (reads a trained run, trains nothing; not in EXPERIMENTS, which all need --corpus) |
+| `rope` | C3 第 2 课 | data/real-model/rope/rope.json (RoPE's shift test on a trained run), `part=arms`: rope/arms.json (the positions arms, read); trains nothing, not in EXPERIMENTS |
 """
 from lab.experiments import ffn, gating, mechanism, norm, residual, tokenizer
 
