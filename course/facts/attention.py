@@ -268,8 +268,7 @@ def failed_run_heads(control, other):
            "distance": sum(h["distance"] for h in heads) / len(heads), "blind_distance": blind["distance"]}
     # Where it differs from a healthy run: the weight its first layer's heads put on the query itself.
     out["first_layer_self"] = [h["self"] for h in heads if h["layer"] == 1]
-    content = other.get("content")
-    out["picking"] = ([h for h in content["heads"] if h["tv_position"] >= NAME_SHARE] if content else None)
+    out["picking"] = [h for h in with_off(other["content"]["heads"]) if h["off"] >= NAME_SHARE]
     return out
 
 
@@ -327,32 +326,37 @@ def by_head(rows):
     return {(r["layer"], r["head"]): r for r in rows}
 
 
+def with_off(heads):
+    """Each head with off: its distance to the nearer of two distance-only weightings, the
+    cross-entropy-closest fit and the prefix average (every distance scored alike). The fit minimises
+    cross-entropy, not this distance, so the prefix average is sometimes nearer; either way off is an
+    upper bound on the distance to the nearest distance-only weights."""
+    return [{**h, "off": min(h["tv_position"], h["tv_prefix"])} for h in heads]
+
+
 def content_facts(doc, previous):
     """The category-free measure (doc["content"]): each head's distance from its best position-only
-    weights (tv_position) and from the prefix average (tv_prefix), ranked; the heads at or above
-    CONTENT_SHARE; the previous-token head's pair. None before the export holds it."""
-    c = doc.get("content")
-    if not c:
-        return None
-    heads = c["heads"]
-    ranked = sorted(heads, key=lambda h: (-h["tv_position"], h["layer"], h["head"]))
-    picking = [h for h in ranked if h["tv_position"] >= CONTENT_SHARE]
-    low = sorted(heads, key=lambda h: (h["tv_position"], h["layer"], h["head"]))
+    weights (tv_position) and from the prefix average (tv_prefix), and off (with_off), ranked by off; the
+    heads whose off is at or above CONTENT_SHARE; those nearer the prefix average than the fit; the
+    previous-token head's pair."""
+    c = doc["content"]
+    heads = with_off(c["heads"])
+    ranked = sorted(heads, key=lambda h: (-h["off"], h["layer"], h["head"]))
+    picking = [h for h in ranked if h["off"] >= CONTENT_SHARE]
+    low = sorted(heads, key=lambda h: (h["off"], h["layer"], h["head"]))
     prev = by_head(heads)[(previous["layer"], previous["head"])]
     return {"heads": heads, "by_head": by_head(heads), "ranked": ranked, "picking": picking, "share": CONTENT_SHARE,
             "previous": prev, "lowest": low[0], "queries": c["queries"],
             "place_gap": max(h["tv_position"] - h["tv_place"] for h in heads),
-            "position_below_prefix": all(h["tv_position"] <= h["tv_prefix"] + 1e-9 for h in heads)}
+            "prefix_closer": [h for h in heads if h["tv_prefix"] < h["tv_position"]]}
 
 
 def knockout_facts(doc):
     """The per-head knockout (doc["knockout"]): each head's loss rise when its weights become the prefix
     average, with h = t(0.975, windows - 1) * se (the spread over the windows of the same text: the same
     model, so no seed noise), ranked; the heads whose rise exceeds h, those within it, those whose
-    loss falls beyond it; every head at once. None before the export holds it."""
-    k = doc.get("knockout")
-    if not k:
-        return None
+    loss falls beyond it; every head at once."""
+    k = doc["knockout"]
     t = seeds.t_quantile(k["windows"] - 1)
     heads = [{**h, "h": t * h["se"]} for h in k["heads"]]
     ranked = sorted(heads, key=lambda h: (-h["delta"], h["layer"], h["head"]))
@@ -368,11 +372,8 @@ def knockout_facts(doc):
 def score_facts(doc, head_dim):
     """The scores q.k / sqrt(d_k) (doc["scores"]): per head after training, their spread over the keys a
     query sees, the mean largest weight and the share of saturated queries; at initialisation (the same
-    recipe, seed for seed) the same scaled and unscaled (no division), averaged over the heads. None before
-    the export holds them."""
-    sc = doc.get("scores")
-    if not sc:
-        return None
+    recipe, seed for seed) the same scaled and unscaled (no division), averaged over the heads."""
+    sc = doc["scores"]
     trained, init = sc["trained"]["heads"], sc["init"]
 
     def mean(rows, key):

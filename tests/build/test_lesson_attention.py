@@ -254,7 +254,9 @@ def test_the_category_free_table_reads_the_export(site_dir):
         return
     cells = [htmllib.unescape(re.sub(r"<[^>]+>", "", x)).strip()
              for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
-    content = {(h["layer"], h["head"]): h for h in doc["content"]["heads"]}
+    # off: the nearer of two distance-only weightings, the fitted one and the prefix average
+    content = {(h["layer"], h["head"]): {**h, "off": min(h["tv_position"], h["tv_prefix"])}
+               for h in doc["content"]["heads"]}
     knock = {(h["layer"], h["head"]): h for h in doc["knockout"]["heads"]}
     scores = {(h["layer"], h["head"]): h for h in doc["scores"]["trained"]["heads"]}
     t = t975(doc["knockout"]["windows"] - 1)
@@ -264,18 +266,19 @@ def test_the_category_free_table_reads_the_export(site_dir):
     for i in second:
         key = tuple(int(x) for x in cells[i].split(" · "))
         c, k, s = content[key], knock[key], scores[key]
-        assert cells[i + 2] == numfmt.pct(c["tv_position"], 0) and cells[i + 3] == numfmt.pct(c["tv_prefix"], 0)
+        assert cells[i + 2] == numfmt.pct(c["off"], 0) and cells[i + 3] == numfmt.pct(c["tv_prefix"], 0)
         assert cells[i + 4] == f"{numfmt.signed(k['delta'], 3)} ± {numfmt.num(t * k['se'], 3)}", key
         assert cells[i + 5] == numfmt.num(s["score_sd"], 2) and cells[i + 6] == numfmt.num(s["top_weight"], 3)
         assert cells[i + 7] == numfmt.pct(s["saturated"], 1)
-    picking = sorted((h for h in doc["content"]["heads"] if h["tv_position"] >= 0.3),
-                     key=lambda h: (-h["tv_position"], h["layer"], h["head"]))
+    picking = sorted((h for h in content.values() if h["off"] >= 0.3), key=lambda h: (-h["off"], h["layer"], h["head"]))
     if picking:
-        names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['tv_position'], 0)}）" for h in picking)
+        names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['off'], 0)}）" for h in picking)
         assert f"有 {len(picking)} 个至少把 30% 的权重放在任何只看距离的权重都给不到的地方：{names}。" in text
     prev = max(doc["measures"]["heads"], key=lambda h: (h["previous"], -h["layer"], -h["head"]))
     pc = content[(prev["layer"], prev["head"])]
-    assert ("它主要按位置挑，起名字的规则说的没错" in text) == (pc["tv_position"] <= 0.5 * pc["tv_prefix"])
+    assert ("它主要按位置挑，起名字的规则说的没错" in text) == (pc["off"] <= 0.5 * pc["tv_prefix"])
+    closer = [h for h in content.values() if h["tv_prefix"] < h["tv_position"]]
+    assert ("离前缀平均（" in text) == bool(closer)  # where the fit is not the nearer, the page says so
     rises = [h for h in doc["knockout"]["heads"] if h["delta"] > t * h["se"]]
     assert (f"有 {len(rises)} 个头让损失升高超出误差" in text) == bool(rises)
     every = doc["knockout"]["all_heads"]["delta"]

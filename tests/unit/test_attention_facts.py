@@ -146,9 +146,13 @@ def test_a_failed_runs_own_head_measures_are_read_only_for_a_run_the_health_chec
     blind = doc["measures"]["prefix_average"]
     flat = {**blind, "induction": blind.get("induction", 0.0), "self": blind.get("self", 0.0)}
     heads = [{"layer": 1, "head": h, **flat} for h in (1, 2)] + [{"layer": 2, "head": 1, **flat, "previous": 0.9}]
-    other = {"export_config": {"variant": "baseline", "seed": seed}, "measures": {"heads": heads, "prefix_average": blind}}
+    content = {"heads": [{"layer": h["layer"], "head": h["head"], "tv_position": tv, "tv_prefix": 0.9}
+                         for h, tv in zip(heads, (0.1, 0.2, 0.5))]}
+    other = {"export_config": {"variant": "baseline", "seed": seed}, "content": content,
+             "measures": {"heads": heads, "prefix_average": blind}}
     got = attention.failed_run_heads(control, other)
     assert got["seed"] == seed and got["heads"] == 3 and got["near"] == [(1, 1), (1, 2)] and got["named_count"] == 1
+    assert [(h["layer"], h["head"]) for h in got["picking"]] == [(2, 1)]
     healthy_seed = next(s for s in doc["control"]["baseline"]["seeds"] if s != seed)
     assert attention.failed_run_heads(control, {**other, "export_config": {"variant": "baseline", "seed": healthy_seed}}) is None
     assert attention.failed_run_heads(control, None) is None
@@ -157,7 +161,7 @@ def test_a_failed_runs_own_head_measures_are_read_only_for_a_run_the_health_chec
 def test_the_category_free_facts_read_the_export_by_their_rules():
     """content: heads at 30 % or more of weight off their best position-only weights, strongest first;
     knockout: a rise counts beyond t(0.975, windows - 1) * se (t written from a printed table for df 9);
-    scores: the spread's range and the sharpest head by saturated share; None before the export has them."""
+    scores: the spread's range and the sharpest head by saturated share."""
     heads = [{"layer": 1, "head": h} for h in (1, 2, 3)]
     doc = {"content": {"queries": 100, "heads": [
                {**heads[0], "tv_position": 0.45, "tv_prefix": 0.6, "tv_place": 0.44, "kl_position": 0.5},
@@ -178,6 +182,10 @@ def test_the_category_free_facts_read_the_export_by_their_rules():
                                for k, sd in (("scaled", 0.1), ("unscaled", 0.8))}}}
     c = attention.content_facts(doc, {"layer": 1, "head": 2})
     assert [(h["layer"], h["head"]) for h in c["picking"]] == [(1, 1), (1, 3)] and c["previous"]["tv_position"] == 0.1
+    assert c["prefix_closer"] == []
+    near = attention.content_facts({"content": {**doc["content"], "heads": [
+        {**doc["content"]["heads"][0], "tv_position": 0.35, "tv_prefix": 0.29}]}}, {"layer": 1, "head": 1})
+    assert near["picking"] == [] and near["previous"]["off"] == 0.29 and len(near["prefix_closer"]) == 1
     k = attention.knockout_facts(doc)
     h = 2.262 * 0.01  # t(0.975, 9) * se
     assert k["by_head"][(1, 1)]["h"] == pytest.approx(h, abs=1e-3)
@@ -187,23 +195,20 @@ def test_the_category_free_facts_read_the_export_by_their_rules():
     assert (s["sd_min"], s["sd_max"]) == (0.8, 4.0) and (s["sharpest"]["layer"], s["sharpest"]["head"]) == (1, 2)
     assert s["init"]["unscaled"]["sd"] == pytest.approx(0.8) and s["sqrt_dk"] == 8.0
     assert [(r["layer"], r["head"]) for r in s["saturating"]] == [(1, 2)]
-    assert attention.content_facts({}, {"layer": 1, "head": 1}) is None and attention.knockout_facts({}) is None
-    assert attention.score_facts({}, 64) is None
 
 
 @pytest.mark.parametrize("name", ["attention.json", "failed-run.json"])
 def test_an_export_with_the_category_free_measures_is_consistent(name):
-    """Where a committed attention export holds the new blocks: the knockout's intact loss is the run's own
+    """Both committed attention exports hold the category-free blocks (the schema requires them): the knockout's intact loss is the run's own
     per-book figure, each head's best position-only weights are no farther than the prefix average (itself
     position-only), and the unscaled scores at init spread sqrt(d_k) times the scaled ones."""
     doc = json.loads((ROOT / "data" / "real-model" / "attention" / name).read_text(encoding="utf-8"))
-    if "content" not in doc:
-        assert name == "attention.json", "failed-run.json was re-exported with the category-free measures"
-        return
     k = doc["knockout"]
     assert k["reported"] is not None and abs(k["val_loss"] - k["reported"]) <= 2e-4
+    # The fit minimises cross-entropy, not this distance: it may sit farther than the prefix average
+    # (which the facts then take, with_off), but never much farther on a trained head.
     for h in doc["content"]["heads"]:
-        assert h["tv_position"] <= h["tv_prefix"] + 0.005, h
+        assert h["tv_position"] <= h["tv_prefix"] + 0.1, h
     hd = doc["model_config"]["head_dim"]
     for a, b in zip(doc["scores"]["init"]["scaled"]["heads"], doc["scores"]["init"]["unscaled"]["heads"]):
         assert b["score_sd"] == pytest.approx(a["score_sd"] * hd ** 0.5, rel=2e-3)
