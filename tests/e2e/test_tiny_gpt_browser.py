@@ -2,7 +2,6 @@
 reload to the run where it was, download; settings refused in words; the page stays responsive;
 a 375 px phone, no JavaScript (the reference run), keyboard only, axe-core."""
 import json
-import time
 
 import pytest
 
@@ -160,11 +159,8 @@ def test_start_pressed_before_python_is_ready_is_performed_when_it_is(browser, s
     was ready, was swallowed: no training and no message for as long as the student waited (80 s).
     The press is kept, said beside the button with Python's progress, and performed once ready."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-
-    def slow(route):  # MicroPython arrives late: the press certainly comes before Python is ready
-        time.sleep(3)
-        route.continue_()
-    context.route("**/micropython-ulab.wasm", slow)
+    held = []  # MicroPython's download waits until the press: it certainly comes before Python is ready
+    context.route("**/micropython-ulab.wasm", held.append)
     page = context.new_page()
     page.goto(served_site[1] + PAGE)
     page.locator(W).scroll_into_view_if_needed()
@@ -173,6 +169,9 @@ def test_start_pressed_before_python_is_ready_is_performed_when_it_is(browser, s
     page.click(f'{W} [data-action="start"]')
     note = page.locator(f'{W} [data-action="start"] + .cw-pending')
     assert "开始训练" in note.inner_text()  # said at once, beside the button
+    for route in held:
+        route.continue_()
+    context.unroute("**/micropython-ulab.wasm")
     settle_step(page, "20")
     assert note.count() == 0
     context.close()

@@ -149,6 +149,16 @@ def test_each_call_holds_one_part_of_a_validation_and_the_numbers_are_those_of_o
     assert [s for s, _ in whole.val_log] == [0, 25, 50, 60] == [s for s, _ in whole.held_log]
 
 
+def test_a_call_brings_the_state_whenever_it_changed_what_a_reload_must_find():
+    """With save, a call that took steps or finished a validation brings the run's state (the page
+    stores it before it shows the step); one that measured only a part of a validation does not."""
+    model.start({"data": small_data(), "settings": SMALL})
+    parts = parts_of(model.SESSION["run"])
+    calls = [model.train({"n": 5, "save": True}) for _ in range(parts + 1)]
+    assert ["saved" in c for c in calls] == [False] * (parts - 1) + [True, True]
+    assert calls[-1]["saved"]["step"] == 5 and calls[-2]["saved"]["step"] == 0
+
+
 def test_a_run_resumed_from_storage_continues_exactly():
     data = small_data()
     model.start({"data": data, "settings": SMALL})

@@ -414,14 +414,17 @@ LOST = {"lost": True}  # this Python holds no run (it was restarted): the page r
 
 def train(params):
     """The live run's next piece: parts of a validation in progress, or up to params.n steps,
-    until params.budget_ms has passed; with params.save, the run's state() comes with it, so the
-    page keeps every call's work."""
+    until params.budget_ms has passed; with params.save, the run's state() comes with it whenever
+    the call took steps or finished a validation, so the page keeps every call's work."""
     run = SESSION["run"]
     if run is None:
         return LOST
+    step, measuring = run.step, run.pending is not None
     run.advance(params["n"], deadline(params))
     out = progress(SESSION["data"])
-    if params.get("save"):
+    # Saved where the call changed what a reload must find: steps taken, or a validation finished
+    # (a part of one is measured again from the last save; packing the state is a call's largest fixed cost).
+    if params.get("save") and (run.step != step or (measuring and run.pending is None)):
         out["saved"] = run.state()
     return out
 

@@ -90,7 +90,8 @@ export function mount(root, api) {
     return Object.fromEntries(inputs.map((input) => [input.name, input.value.trim() === "" ? null : Number(input.value)]));
   }
 
-  // Every call's state is stored before its numbers are shown: what the page shows, a reload finds.
+  // Every call's state is stored before its numbers are shown: what the page shows, a reload finds
+  // (a call that only measured a part of a validation brings none: that part is measured again).
   async function save(saved) {
     try {
       await keepRun(saved);
@@ -157,7 +158,7 @@ export function mount(root, api) {
         await resumeSaved(false);
         break;
       }
-      await save(progress.saved);
+      if (progress.saved) await save(progress.saved);
       draw(progress);
       const s = progress.status;
       showSpeed(s);
