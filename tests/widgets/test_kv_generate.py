@@ -94,8 +94,8 @@ def test_a_call_of_the_full_run_stays_within_its_budget():
 
 
 def test_the_report_says_the_students_times_and_the_ratio():
-    rep = model.report({"ms": {"full": 1200.0, "cached": 80.0, "wrong": 79.0}, "n": 16})
-    assert rep["out"]["speedup"] == "在你的设备上，用缓存快了 15.0 倍。"
+    rep = model.report({"ms": {"full": 1200.4, "cached": 80.0, "wrong": 79.0}, "n": 16})
+    assert rep["out"]["speedup"] == "在你的设备上，用缓存快了 15.0 倍。"  # 1200.4 / 80
     assert rep["out"]["time-full"] == "1,200 ms（每个 token 75.0 ms）"
 
 

@@ -255,7 +255,7 @@ def report(params):
     out = {}
     for k in METHODS:
         if ms.get(k) is not None:
-            out["time-" + k] = num(ms[k]) + " ms（每个 token " + num(ms[k] / n, 1) + " ms）"
+            out["time-" + k] = num(ms[k], 0) + " ms（每个 token " + num(ms[k] / n, 1) + " ms）"
     if ms.get("full") and ms.get("cached"):
         ratio = ms["full"] / ms["cached"]
         out["speedup"] = "在你的设备上，用缓存快了 " + num(ratio, 1) + " 倍。"
