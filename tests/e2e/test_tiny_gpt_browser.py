@@ -90,14 +90,15 @@ def test_stop_continue_and_responsive(browser, served_site):
 
 
 def test_a_reload_mid_run_loses_nothing(browser, served_site):
-    """The run is stored after every call, before its step is shown: a reload while it trains comes
-    back at the step the page showed, or later (the first version saved every 15 s and lost up to 40
-    steps; its save on leaving never landed)."""
+    """The run is stored every few seconds while it trains, and the storage line names the step it
+    holds: a reload comes back at that step or later (the first version's save on leaving never
+    landed, and its storage line named no step)."""
     context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
     set_settings(page, steps=3000)
     page.click(f'{W} [data-action="start"]')
-    page.wait_for_function(f"Number(document.querySelector('{W} [data-out=\"step\"]').textContent) >= 7", timeout=90_000)
-    shown = int(out(page, "step"))
+    page.wait_for_function(f"/第 ([1-9][0-9]*) 步的训练已存在/.test(document.querySelector('{W} [data-out=\"storage\"]').textContent)",
+                           timeout=90_000)
+    shown = int(out(page, "storage").split("第 ")[1].split(" 步")[0].replace(",", ""))
     page.reload()
     page.locator(W).scroll_into_view_if_needed()
     page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
@@ -125,8 +126,9 @@ Worker.prototype.postMessage = function (message, ...rest) {
 
 def test_a_sample_stopped_by_the_time_limit_keeps_the_run_and_says_why(browser, served_site):
     """The first version lost the live run when 生成 ran past the 5 s limit (4 of 9 presses on a
-    busy desktop): the run went back to a save up to 15 s old and the reason was overwritten. Now
-    the run comes back at the step it had, and the widget keeps the reason on screen."""
+    busy desktop): the run went back to a save up to 15 s old and stopped, and the reason was
+    overwritten. Now 停止 stores the run, it comes back at the step it had, and the widget keeps the
+    reason on screen."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script(SLOW_SAMPLE)
     page = context.new_page()
@@ -139,6 +141,7 @@ def test_a_sample_stopped_by_the_time_limit_keeps_the_run_and_says_why(browser, 
     page.click(f'{W} [data-action="stop"]')
     page.wait_for_function(f"!document.querySelector('{W} [data-action=\"continue\"]').disabled")
     step = out(page, "step")
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"storage\"]').textContent.includes('第 {step} 步')")
     page.evaluate("window.cwSlowSample = true")
     page.click(f'{W} [data-action="generate"]')
     page.wait_for_function(f"document.querySelector('{W} [data-out=\"status\"]').textContent.includes('找回')", timeout=60_000)

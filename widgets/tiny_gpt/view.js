@@ -1,7 +1,7 @@
 // tiny-gpt: runs the training loop's rhythm (calls to model.train, each given CALL_MS: the model
 // returns by then with the steps it took, so the page stays responsive, the chart redraws a few
 // times a second, and no call runs into the runtime's 5 s limit), keeps the run in IndexedDB
-// after every call, streams 生成 in pieces, offers the downloads. Every number and every point
+// every SAVE_MS and on 停止 and at the end, streams 生成 in pieces, offers the downloads. Every number and every point
 // of the chart comes from model.py.
 const DB = "cw-tiny-gpt"; // IndexedDB: store "runs", key "run": {version, saved: model.state()}, its tensors as bytes
 const OLD_KEY = "cw-tiny-gpt-run"; // localStorage of the page's first version (JSON lists): dropped
@@ -9,6 +9,7 @@ const VERSION = 2; // model.STATE_VERSION
 const CALL_MS = 350; // each training call's budget (the model checks its clock between steps)
 const DRAW_MS = 250; // each piece of 生成: the characters drawn in it appear at once
 const DRAW_CHARS = 60;
+const SAVE_MS = 5000; // how often a training call brings the run's state to store
 
 // The state's tensors travel from Python as hex (bytes.hex is C on every runtime) and are stored as bytes.
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
@@ -61,6 +62,7 @@ export function mount(root, api) {
   let live = false; // Python holds a run
   let drawing = null; // a 生成 being streamed: the training loop waits for it (one model per text)
   let last = null; // the latest progress() from Python
+  let lastSave = -Infinity; // when a call last brought the run's state
 
   const say = (key, text) => api.fill({ out: { [key]: text } });
   // What the runtime's status line said about a call that did not come back (it is overwritten later).
@@ -95,7 +97,7 @@ export function mount(root, api) {
   async function save(saved) {
     try {
       await keepRun(saved);
-      say("storage", `第 ${saved.step} 步的训练已存在这个浏览器里（每次计算后都存），关掉页面再回来可以接着练。`);
+      say("storage", `第 ${saved.step} 步的训练已存在这个浏览器里（训练时每 ${SAVE_MS / 1000} 秒存一次，停下时也存），关掉页面再回来可以接着练。`);
     } catch (error) {
       say("storage", error && error.name === "QuotaExceededError"
         ? "这次训练太大，浏览器存不下：离开页面后就找不回来了；训练本身照常进行。"
@@ -114,7 +116,7 @@ export function mount(root, api) {
       live = false;
       const step = await resumeSaved(false);
       where = step === false ? "Python 重新启动过，这次训练没能找回。"
-        : `Python 重新启动过，训练已从存下的第 ${step} 步找回（每次计算后都存，没有丢）。`;
+        : `Python 重新启动过，训练已从存下的第 ${step} 步找回。`;
     }
     const text = `${what}没有完成：${reason || "这次计算出了错。"}${where}`;
     say("status", `${text}${live ? "按「继续」接着练。" : ""}`);
@@ -134,6 +136,17 @@ export function mount(root, api) {
       (left ? `；照这个速度，剩下的 ${left} 步还要约 ${Math.ceil(left / rate)} 秒。` : "。"));
   }
 
+  // The run's state now (on 停止, and when training ends), not only every SAVE_MS.
+  function saveNow() {
+    if (!live) return;
+    api.call("state", {}).then((saved) => {
+      if (saved && !saved.lost) {
+        lastSave = performance.now();
+        save(saved);
+      }
+    });
+  }
+
   async function loop() {
     running = true;
     setButtons();
@@ -143,7 +156,10 @@ export function mount(root, api) {
       if (!running) break;
       const t0 = performance.now();
       const before = last ? last.step : 0;
-      const progress = await api.call("train", { n: 1000000, budget_ms: CALL_MS, save: true });
+      // The state comes with a call at most every SAVE_MS, and with the last: on MicroPython its
+      // json.dumps of the packed numbers (about 1.4 MB of text at the defaults) took seconds.
+      const saving = performance.now() - lastSave >= SAVE_MS;
+      const progress = await api.call("train", { n: 1000000, budget_ms: CALL_MS, save: saving });
       if (progress && !progress.lost) {
         trainedMs += performance.now() - t0;
         trainedSteps += progress.step - before;
@@ -158,7 +174,10 @@ export function mount(root, api) {
         await resumeSaved(false);
         break;
       }
-      if (progress.saved) await save(progress.saved);
+      if (progress.saved) {
+        lastSave = performance.now();
+        await save(progress.saved);
+      }
       draw(progress);
       const s = progress.status;
       showSpeed(s);
@@ -168,6 +187,7 @@ export function mount(root, api) {
         api.announce(s.diverged);
       } else if (s.done) {
         running = false;
+        saveNow();
         say("status", `训练完成：${s.steps} 步，验证损失 ${s.val}。可以按「生成」看看它写出什么。`);
         api.announce(`训练完成，验证损失 ${s.val}`);
       }
@@ -197,6 +217,7 @@ export function mount(root, api) {
 
   function stop() {
     running = false;
+    saveNow();
     say("status", "已停止。可以按「继续」接着练，或「生成」看看现在的模型写出什么。");
     api.announce("已停止");
   }
