@@ -11,6 +11,9 @@ failed runs are listed, not read. Its primary comparison (PRIMARY) is declared h
 the runs were trained before v2. The baseline takes the seeds trained for it later
 (baseline-seeds.json, through _baseline.extend_row).
 """
+import math
+import random
+
 from course.widgets import common_module
 
 from . import _baseline
@@ -165,7 +168,17 @@ def failed_course(arms, steps, arm, seed, other):
     held = [lag[s] for s in order[i:]] if i is not None else []
     last = seeds.history_by_seed(arms[other], order[-1], "val_loss")
     final = seeds.history_by_seed(arms[arm], order[-1], "val_loss")[seed]
-    return {"lag": lag, "flagged": flagged, "since": since, "before": before,
+    # A lag that falls at every evaluation from its peak to the end: a run catching up late, which
+    # the rule still fails (the page says so instead of "never caught up").
+    lags = [(s, lag[s]) for s in order if lag[s] is not None]
+    peak = max(range(len(lags)), key=lambda j: lags[j][1]) if lags else None
+    tail = [v for _, v in lags[peak:]] if lags else []
+    shrinking = len(tail) >= 3 and all(b < a for a, b in zip(tail, tail[1:]))
+    own_last = seeds.history_by_seed(arms[arm], order[-1], "val_loss")
+    margin = own_last[seed] - seeds.median(list(own_last.values())) - at[order[-1]]["readings"]["val_loss"]["threshold"]
+    return {"lag": lag, "flagged": flagged, "since": since, "before": before, "margin": margin,
+            "shrinking": shrinking, "peak_step": lags[peak][0] if lags else None,
+            "peak_lag": lags[peak][1] if lags else None, "last_lag": lags[-1][1] if lags else None,
             "lag_before": lag[before] if before is not None else None,
             "threshold_before": at[before]["readings"]["val_loss"]["threshold"] if before is not None else None,
             "held_min": min(held) if held else None, "held_max": max(held) if held else None,
@@ -211,7 +224,11 @@ def control_facts(doc, extra=None):
         return out
 
     val = last["readings"]["val_loss"]
+    # The same contrast with no run left out (a threshold no run exceeds): does the verdict lean on the exclusions?
+    every = {n: seeds.history_by_seed(row, last["step"], "val_loss") for n, row in arms.items()}
+    all_runs = seeds.contrast(seeds.read(every, floor=float("inf")), "control", "baseline")
     return {
+        "all_runs": all_runs,
         "rule": c["rule"], "seeds": len(ctl["seeds"]), "base_seeds": len(base["seeds"]), "seed_list": ctl["seeds"],
         "params": ctl["params"], "base_params": base["params"], "d_ff": ctl["model_config"]["d_ff"],
         "base_d_ff": base["model_config"]["d_ff"],
@@ -268,7 +285,10 @@ def failed_run_heads(control, other):
            "distance": sum(h["distance"] for h in heads) / len(heads), "blind_distance": blind["distance"]}
     # Where it differs from a healthy run: the weight its first layer's heads put on the query itself.
     out["first_layer_self"] = [h["self"] for h in heads if h["layer"] == 1]
-    out["picking"] = [h for h in with_off(other["content"]["heads"]) if h["off"] >= NAME_SHARE]
+    out["picking"] = [h for h in with_off(other["content"]["heads"]) if reaches(h["off"], NAME_SHARE)]
+    k = other["knockout"]
+    out["knock_all"] = k["all_heads"]["delta"]
+    out["first_layer_knock"] = [h["delta"] for h in k["heads"] if h["layer"] == 1]
     return out
 
 
@@ -311,9 +331,28 @@ def attention_facts(doc, card=None, extra=None, failed_run=None):
     out["content"] = content_facts(doc, best["previous"])
     out["knockout"] = knockout_facts(doc)
     out["scores"] = score_facts(doc, doc["model_config"]["head_dim"])
+    add_noise_reading(out["content"], out["scores"], out["knockout"], card)
     d = doc["model_config"]["d_model"]
     out["value_out"] = {"free": d * d, "nominal": 2 * d * d}  # the control's W_V W_O: one d x d product a layer
     return out
+
+
+# A head's knockout "matters" from this rise in validation loss (nats per token): with hundreds of windows
+# of the same text, even +0.001 is beyond its error, so the page names a size, not only a sign.
+KNOCK_SIZE = 0.01
+
+
+def add_noise_reading(content, scores, knockout, card):
+    """The content measure beside what noise reads: each head's distance from the prefix average against
+    noise_tv at the head's own score SD (the largest difference over heads), the SD at which noise
+    reaches the page's 30 % line, what the untrained model's unscaled scores would read; and "useful":
+    the heads at or above the line whose knockout also costs KNOCK_SIZE or more."""
+    rows = [{**h, "noise": noise_tv(scores["by_head"][(h["layer"], h["head"])]["score_sd"])} for h in content["heads"]]
+    content["noise_gap"] = max(abs(h["tv_prefix"] - h["noise"]) for h in rows)
+    content["noise_at_1"] = noise_tv(1.0)
+    content["init_unscaled_noise"] = noise_tv(scores["init"]["unscaled"]["sd"])
+    content["useful"] = [h for h in content["picking"]
+                         if knockout["by_head"][(h["layer"], h["head"])]["delta"] >= KNOCK_SIZE]
 
 
 # A head picks by content, by a measure that needs no category: at least CONTENT_SHARE of its weight
@@ -324,6 +363,26 @@ CONTENT_SHARE = NAME_SHARE
 
 def by_head(rows):
     return {(r["layer"], r["head"]): r for r in rows}
+
+
+def reaches(share, line):
+    """share >= line as the page prints it (whole percent): a head shown as 30% is not left off a 30% list."""
+    return round(share * 100) >= round(line * 100)
+
+
+def noise_tv(sd, longest=256, step=4):
+    """The mean distance (total variation) from the prefix average of softmax weights whose scores are
+    independent Gaussian noise with this SD, over prefixes of 2..longest keys (every `step`-th) with a
+    fixed draw: what the category-free measure reads for a head whose scores vary with the tokens but
+    pick nothing in particular. Deterministic (its own seeded generator)."""
+    rng = random.Random(0)
+    total, count = 0.0, 0
+    for n in range(2, longest + 1, step):
+        w = [math.exp(rng.gauss(0.0, sd)) for _ in range(n)]
+        z = sum(w)
+        total += 0.5 * sum(abs(x / z - 1 / n) for x in w)
+        count += 1
+    return total / count
 
 
 def with_off(heads):
@@ -342,7 +401,7 @@ def content_facts(doc, previous):
     c = doc["content"]
     heads = with_off(c["heads"])
     ranked = sorted(heads, key=lambda h: (-h["off"], h["layer"], h["head"]))
-    picking = [h for h in ranked if h["off"] >= CONTENT_SHARE]
+    picking = [h for h in ranked if reaches(h["off"], CONTENT_SHARE)]
     low = sorted(heads, key=lambda h: (h["off"], h["layer"], h["head"]))
     prev = by_head(heads)[(previous["layer"], previous["head"])]
     return {"heads": heads, "by_head": by_head(heads), "ranked": ranked, "picking": picking, "share": CONTENT_SHARE,
@@ -361,10 +420,12 @@ def knockout_facts(doc):
     heads = [{**h, "h": t * h["se"]} for h in k["heads"]]
     ranked = sorted(heads, key=lambda h: (-h["delta"], h["layer"], h["head"]))
     rises = [h for h in ranked if h["delta"] > h["h"]]
+    large = [h for h in rises if h["delta"] >= KNOCK_SIZE]
     within = [h for h in heads if abs(h["delta"]) <= h["h"]]
     falls = [h for h in heads if h["delta"] < -h["h"]]
     every = {**k["all_heads"], "h": t * k["all_heads"]["se"]}
     return {"heads": heads, "by_head": by_head(heads), "ranked": ranked, "rises": rises, "within": within,
+            "large": large, "size": KNOCK_SIZE,
             "falls": falls, "all": every, "val_loss": k["val_loss"], "book": k["book"], "tokens": k["tokens"],
             "windows": k["windows"], "t": t, "sum_single": sum(h["delta"] for h in heads)}
 
@@ -384,7 +445,8 @@ def score_facts(doc, head_dim):
     return {"heads": trained, "by_head": by_head(trained), "saturated_at": sc["saturated_at"],
             "sd_min": min(h["score_sd"] for h in trained), "sd_max": max(h["score_sd"] for h in trained),
             "widest": widest, "sharpest": sharpest,
-            "saturating": [h for h in trained if h["saturated"] > 0],
+            "saturating": [h for h in trained if round(h["saturated"] * 1000) > 0],  # shown as 0.1% or more
+            "saturating_hidden": [h for h in trained if h["saturated"] > 0 and round(h["saturated"] * 1000) == 0],
             "init": {k: {"sd": mean(init[k]["heads"], "score_sd"), "top": mean(init[k]["heads"], "top_weight"),
                          "top_max": max(h["top_weight"] for h in init[k]["heads"]),
                          "saturated": max(h["saturated"] for h in init[k]["heads"]),

@@ -167,7 +167,12 @@ def test_the_control_is_read_by_seeds_protocol_v2(site_dir):
         c_last = arms_at(base, ctl, last, "val_loss")["control"].values()
         if min(c_last) <= loss <= max(c_last):
             assert f"训练结束时它是 {loss:.3f}，落在对照各种子的 {min(c_last):.3f}–{max(c_last):.3f} 之间" in section
-        assert f"基线种子 {s} 不是普通的起伏" in section and "它是一次失败的训练，不是种子的噪声。" in section
+        # a run that fails only just, while catching up, is said to fail only just (issue 47's reads: seed 7)
+        vals = list(arms_at(base, ctl, last, "val_loss")["baseline"].values())
+        if loss - statistics.median(vals) - line_v < 0.05:
+            assert f"基线种子 {s} 按规则算失败，但只是刚过线。" in section and "这个判定只差一点" in section
+        else:
+            assert f"基线种子 {s} 不是普通的起伏" in section and "它是一次失败的训练，不是种子的噪声。" in section
     shown_t = re.search(rf"自由度即健康训练数减组数，是 {dfv}，t = (\d+\.\d\d)", section)
     assert shown_t and abs(float(shown_t.group(1)) - T975[dfv]) < 0.005
     cells = [re.sub(r"<[^>]+>", "", x).strip() for x in re.findall(r"<td[^>]*>(.*?)</td>", page(site_dir), flags=re.S)]
@@ -267,20 +272,25 @@ def test_the_category_free_table_reads_the_export(site_dir):
         key = tuple(int(x) for x in cells[i].split(" · "))
         c, k, s = content[key], knock[key], scores[key]
         assert cells[i + 2] == numfmt.pct(c["off"], 0) and cells[i + 3] == numfmt.pct(c["tv_prefix"], 0)
-        assert cells[i + 4] == f"{numfmt.signed(k['delta'], 3)} ± {numfmt.num(t * k['se'], 3)}", key
+        assert cells[i + 4] == f"{numfmt.signed(k['delta'], 4)} ± {numfmt.num(t * k['se'], 4)}", key
         assert cells[i + 5] == numfmt.num(s["score_sd"], 2) and cells[i + 6] == numfmt.num(s["top_weight"], 3)
         assert cells[i + 7] == numfmt.pct(s["saturated"], 1)
-    picking = sorted((h for h in content.values() if h["off"] >= 0.3), key=lambda h: (-h["off"], h["layer"], h["head"]))
+    picking = sorted((h for h in content.values() if round(h["off"] * 100) >= 30),  # as the table prints it
+                     key=lambda h: (-h["off"], h["layer"], h["head"]))
     if picking:
         names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['off'], 0)}）" for h in picking)
-        assert f"有 {len(picking)} 个至少把 30% 的权重放在任何只看距离的权重都给不到的地方：{names}。" in text
+        assert f"有 {len(picking)} 个离最近的只看距离的权重有 30% 或更多（按上面说的，这是一个上限）：{names}。" in text
+    # The measure is read beside noise, and counted as content only with a knockout cost (issue 47's reads)
+    assert "说明不了挑出来的是有用的内容" in text and "至少把 30% 的权重放在任何只看距离" not in text
+    useful = [h for h in picking if knock[(h["layer"], h["head"])]["delta"] >= 0.01]
+    assert f"换掉后损失升高 0.01 以上的有 {len(useful)} 个" in text
     prev = max(doc["measures"]["heads"], key=lambda h: (h["previous"], -h["layer"], -h["head"]))
     pc = content[(prev["layer"], prev["head"])]
-    assert ("它主要按位置挑，起名字的规则说的没错" in text) == (pc["off"] <= 0.5 * pc["tv_prefix"])
+    assert f"它的权重有 {numfmt.pct(1 - pc['off'], 0)} 和只看距离的权重重合" in text
     closer = [h for h in content.values() if h["tv_prefix"] < h["tv_position"]]
     assert ("离前缀平均（" in text) == bool(closer)  # where the fit is not the nearer, the page says so
-    rises = [h for h in doc["knockout"]["heads"] if h["delta"] > t * h["se"]]
-    assert (f"有 {len(rises)} 个头让损失升高超出误差" in text) == bool(rises)
+    large = [h for h in doc["knockout"]["heads"] if h["delta"] > t * h["se"] and h["delta"] >= 0.01]
+    assert (f"{len(large)} 个头让损失升高 0.01 以上：" in text) == bool(large)
     every = doc["knockout"]["all_heads"]["delta"]
     assert f"{len(content)} 个头一起换，损失升高 {numfmt.num(every, 3)}" in text
     assert "按内容挑的证据很弱" not in text  # the six categories are not the model

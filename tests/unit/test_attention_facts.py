@@ -148,11 +148,14 @@ def test_a_failed_runs_own_head_measures_are_read_only_for_a_run_the_health_chec
     heads = [{"layer": 1, "head": h, **flat} for h in (1, 2)] + [{"layer": 2, "head": 1, **flat, "previous": 0.9}]
     content = {"heads": [{"layer": h["layer"], "head": h["head"], "tv_position": tv, "tv_prefix": 0.9}
                          for h, tv in zip(heads, (0.1, 0.2, 0.5))]}
-    other = {"export_config": {"variant": "baseline", "seed": seed}, "content": content,
+    knockout = {"all_heads": {"delta": 2.0}, "heads": [{"layer": h["layer"], "head": h["head"], "delta": d}
+                                                      for h, d in zip(heads, (0.5, 0.6, 0.01))]}
+    other = {"export_config": {"variant": "baseline", "seed": seed}, "content": content, "knockout": knockout,
              "measures": {"heads": heads, "prefix_average": blind}}
     got = attention.failed_run_heads(control, other)
     assert got["seed"] == seed and got["heads"] == 3 and got["near"] == [(1, 1), (1, 2)] and got["named_count"] == 1
     assert [(h["layer"], h["head"]) for h in got["picking"]] == [(2, 1)]
+    assert got["knock_all"] == 2.0 and got["first_layer_knock"] == [0.5, 0.6]
     healthy_seed = next(s for s in doc["control"]["baseline"]["seeds"] if s != seed)
     assert attention.failed_run_heads(control, {**other, "export_config": {"variant": "baseline", "seed": healthy_seed}}) is None
     assert attention.failed_run_heads(control, None) is None
