@@ -88,19 +88,25 @@ def needed_modules(name):
     return found
 
 
+# A common module at most this many widgets need travels with them, not with every page's boot.
+OWN_AT_MOST = 2
+
+
 def own_modules():
-    """{widget name: [its own common modules]}: a module in widgets/common/ that exactly one
-    widget needs travels with that widget (the browser fetches it when it imports that model,
-    named by the page in the widget's data-modules) instead of with every page's Python
-    (tinygpt.py, the tiny-gpt page's 16 KB engine). The rest are shared_modules()."""
+    """{widget name: [its own common modules]}: a module in widgets/common/ that at most
+    OWN_AT_MOST widgets need travels with those widgets (the browser fetches it when it imports
+    such a model, named by the page in the widget's data-modules) instead of with every page's
+    Python (tinygpt.py, the engine of the tiny-gpt and kv-generate widgets, is 23 KB). The rest
+    are shared_modules()."""
     users = {}
     for name in names():
         for stem in needed_modules(name):
             users.setdefault(stem, []).append(name)
     out = {}
     for stem, who in sorted(users.items()):
-        if len(who) == 1:
-            out.setdefault(who[0], []).append(stem)
+        if len(who) <= OWN_AT_MOST:
+            for name in who:
+                out.setdefault(name, []).append(stem)
     return out
 
 

@@ -5,6 +5,7 @@ and the build with ulab that the tiny-gpt page asks for), and what starting each
 (runtimes.json, which the page quotes before a metered download)."""
 import gzip
 import json
+import re
 
 from support import build_copy
 
@@ -52,35 +53,35 @@ def test_a_model_importing_what_pyodide_lacks_fails_the_build(scratch_project):
     assert (scratch_project / "site" / "index.html").read_text() == "the previous build"
 
 
-def test_a_common_module_one_widget_needs_travels_with_that_widget_only(site_dir):
-    """tinygpt.py and tinygpt_ulab.py (the tiny-gpt page's engines) are not in the list every
-    page's Python fetches when it boots; the tiny-gpt widget names them for its own load, and no
-    other page does."""
+def test_a_common_module_few_widgets_need_travels_with_those_widgets_only(site_dir):
+    """tinygpt.py and tinygpt_ulab.py (the engines of the tiny-gpt and kv-generate widgets) and
+    stack.py (two C4 widgets') are not in the list every page's Python fetches when it boots; the
+    widgets that need them name them for their own load, and no other page does."""
     shared = json.loads((site_dir / "widgets" / "runtime" / "shared-modules.json").read_text())
-    assert not {"tinygpt", "tinygpt_ulab"} & set(shared) and {"numfmt", "rng", "vec"} <= set(shared)
+    assert not {"tinygpt", "tinygpt_ulab", "stack"} & set(shared) and {"numfmt", "rng", "vec"} <= set(shared)
     assert (site_dir / "widgets" / "common" / "tinygpt.py").exists()
     assert (site_dir / "widgets" / "common" / "tinygpt_ulab.py").exists()
     page = (site_dir / "train" / "l1-tiny-gpt" / "index.html").read_text(encoding="utf-8")
-    assert 'data-widget="tiny-gpt" data-ready="false" data-modules="tinygpt tinygpt_ulab" data-micropython="ulab"' in page
-    others = [p for p in site_dir.rglob("*.html") if 'data-modules="tinygpt' in p.read_text(encoding="utf-8")]
+    assert 'data-widget="tiny-gpt" data-ready="false" data-modules="packed tinygpt tinygpt_ulab" data-micropython="ulab"' in page
+    others = [p for p in site_dir.rglob("*.html") if re.search(r'data-modules="[^"]*tinygpt', p.read_text(encoding="utf-8"))]
     assert sorted(p.relative_to(site_dir).as_posix() for p in others) == \
-        ["authors/gallery/index.html", "train/l1-tiny-gpt/index.html"]
+        ["authors/gallery/index.html", "c3/l4-kv-cache/index.html", "train/l1-tiny-gpt/index.html"]
 
 
 def test_only_a_page_whose_widgets_import_ulab_asks_for_micropythons_ulab_build(site_dir):
     """The ulab build (about 40 KB more to download than the plain one) is shipped, checked like
-    the other runtime files, and named by the pages that need it: the tiny-gpt page and the
-    gallery, in the early-start meta (early.js) and on the widget (runtime.js). Other pages keep
+    the other runtime files, and named by the pages that need it: the tiny-gpt page, the KV-cache
+    lesson (kv-generate runs the array engine too) and the gallery, in the early-start meta (early.js) and on the widget (runtime.js). Other pages keep
     the plain build."""
     from course.widgets import micropython_build, names
     assert micropython_build(["tiny-gpt"]) == "ulab"
-    assert [n for n in names() if micropython_build([n])] == ["tiny-gpt"]
+    assert [n for n in names() if micropython_build([n])] == ["kv-generate", "tiny-gpt"]
     wasm = site_dir / "assets" / "vendor" / "micropython" / "micropython-ulab.wasm"
     assert vendor.sha256(wasm) == vendor._manifest()["vendor"]["@micropython/micropython-webassembly-pyscript"][
         "sha256"]["micropython-ulab.wasm"]
     asking = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")
                     if 'data-micropython="ulab"' in p.read_text(encoding="utf-8"))
-    assert asking == ["authors/gallery/index.html", "train/l1-tiny-gpt/index.html"]
+    assert asking == ["authors/gallery/index.html", "c3/l4-kv-cache/index.html", "train/l1-tiny-gpt/index.html"]
     page = (site_dir / "train" / "l1-tiny-gpt" / "index.html").read_text(encoding="utf-8")
     meta = page[page.index('<meta name="cw-python"'):]
     assert 'data-micropython="ulab"' in meta[:meta.index(">")]
