@@ -94,6 +94,9 @@ def mla(v2, ds67b, paper):
             "latent": latent, "elements": elements, "ds67b_bits": DS67B_BITS, "bits": bits,
             "bytes_16": bytes_16, "per_token_16": size(bytes_16), "bytes_q": bytes_q, "per_token_q": size(bytes_q),
             "cut_elements": 1 - elements / base, "cut_bytes": cut_bytes,
+            # per layer: what the latent alone saves; the rest of the 82 % is 60 layers against 95
+            "base_per_layer": base / ds67b["layers"], "base_layers": ds67b["layers"],
+            "cut_per_layer": 1 - latent / (base / ds67b["layers"]),
             "groups_equivalent": latent / (2 * c["v_head_dim"]),
             "mha_elements": mha_elements, "share_of_mha": elements / mha_elements,
             "paper_cut": rows["abstract"]["kv_cache_reduction"], "throughput": rows["abstract"]["max_throughput_ratio"],
