@@ -225,8 +225,10 @@ def test_the_first_step_is_read_as_an_angle_and_the_cold_pre_ln_step_as_saturate
     assert 50 < turn["pre-cold"] < 60  # the review's "about 56 degrees"
     assert f"Pre-LN 每个位置的向量平均转了约 {turn['pre-cold']:.0f}°" in text
     assert hc["pre-warm"] * w > 1.5 * hc["pre-cold"] and abs(hc["post-warm"] * w / hc["post-cold"] - 1) < 0.1
-    assert f"按比例放大 {w} 倍该是 {pct(hc['pre-warm'] * w, 0)}、转 {turn['pre-warm'] * w:.0f}°" in text
-    assert "不预热的那一步已经走出了线性范围、饱和了" in text and "Kosson 等人" in text
+    assert f"按比例放大 {w} 倍该是 {pct(hc['pre-warm'] * w, 0)}" in text
+    # no scaled angle beside it (60 x 1.6 degrees is not the angle of a 171% change: 2 sin(th/2) is not linear)
+    assert f"转 {turn['pre-warm'] * w:.0f}°" not in text
+    assert "不预热的那一步已经走出了线性范围：" in text and "Kosson 等人" in text
     assert "（按比例应是" not in text  # the old linear reading of the Pre-LN step
 
 
