@@ -297,7 +297,15 @@ def turn_degrees(change):
     return math.degrees(2 * math.asin(min(1.0, change / 2)))
 
 
-LINEAR = 0.1  # warm change x warm-up steps within this share of the cold change: the step scaled with the lr
+LINEAR = 0.1  # the warm step scaled by the warm-up length within this share of the cold change
+
+
+def scaled_step(change, factor):
+    """A step on a normalised vector scaled by `factor` (the lr times factor): the update before the
+    normalisation scales with the lr, so the turn's tangent does, not the angle or the change.
+    Returns the scaled step's change and turn (degrees). scaled_step(0.0285, 60) -> about 0.99, 59.6"""
+    theta = math.atan(factor * math.tan(math.radians(turn_degrees(change))))
+    return {"change": 2 * math.sin(theta / 2), "turn": math.degrees(theta)}
 
 
 def adam_facts(card, first_step):
@@ -317,9 +325,9 @@ def adam_facts(card, first_step):
             "embedding_share": lr / cold["groups"]["embedding"]["init_rms"],
             "models": models, "cold": cold, "warm": warm,
             "head_change": head, "head_turn": {k: turn_degrees(v) for k, v in head.items()},
-            "scaled_warm": {p: {"change": head[f"{p}-warm"] * w, "turn": turn_degrees(head[f"{p}-warm"]) * w}
-                            for p in places},
-            "linear": {p: abs(head[f"{p}-warm"] * w / head[f"{p}-cold"] - 1) < LINEAR for p in places},
+            "scaled_warm": {p: scaled_step(head[f"{p}-warm"], w) for p in places},
+            "linear": {p: abs(scaled_step(head[f"{p}-warm"], w)["change"] / head[f"{p}-cold"] - 1) < LINEAR
+                       for p in places},
             "max_change": 2.0}
 
 
@@ -440,7 +448,7 @@ def norm_facts(data, ablation, untuned_factor=None):
         "beta2": beta2,
         "warmup": warmup_box(compare, late, runs, probes_short, untuned),
         "curves": curve_facts(runs, every, unigram, data["references"]["bigram"], card["training"]["steps"]),
-        "adam": adam_facts(card, data["first_step"]) if "first_step" in data else None,
+        "adam": adam_facts(card, data["first_step"]) if "first_step" in data else None, "adam_linear": LINEAR,
         "not_run": [f"{p}-{'warm' if w else 'cold'}-{'high' if m == high else 'base'}" for p in ("pre", "post")
                     for w in (False, True) for m in (1.0, high) if (p, w, m) not in by],
         "layernorm": None if layernorm is None else {  # read at its last step, against the baseline there
