@@ -163,7 +163,7 @@ def test_start_pressed_before_python_is_ready_is_performed_when_it_is(browser, s
     The press is kept, said beside the button with Python's progress, and performed once ready."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     held = []  # MicroPython's download waits until the press: it certainly comes before Python is ready
-    context.route("**/micropython-ulab.wasm", held.append)
+    context.route("**/micropython-ulab.wasm", lambda route: held.append(route))
     page = context.new_page()
     page.goto(served_site[1] + PAGE)
     page.locator(W).scroll_into_view_if_needed()
