@@ -168,18 +168,22 @@ def cells(html):
 
 
 LABELS = {"baseline": "SwiGLU", "gelu_ffn": "GELU", "relu_ffn": "ReLU", "bilinear_ffn": "Bilinear",
-          "linear_ffn": "线性 FFN"}
+          "linear_ffn": "线性 FFN", "silu_ffn": "SiLU"}
 
 
 def exports():
-    """The raw exports 真模型 reads: gating.json, its seeds.json, ablation.json and the baseline's later seeds."""
+    """The raw exports 真模型 reads: gating.json, its seeds.json (and the arms added later, arms.json,
+    folded into it), ablation.json and the baseline's later seeds."""
     import json
 
     def load(*parts):
         path = ROOT.joinpath("data", "real-model", *parts)
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
-    return (load("gating", "gating.json"), load("gating", "seeds.json"), load("ablation.json"),
+    seeds, later = load("gating", "seeds.json"), load("gating", "arms.json")
+    if later:
+        seeds = {**(seeds or {}), "seed_runs": (seeds or {}).get("seed_runs", []) + later["seed_runs"]}
+    return (load("gating", "gating.json"), seeds, load("ablation.json"),
             load("baseline-seeds.json"), load("attention", "attention.json"))
 
 
@@ -274,6 +278,9 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     pairs = [("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "baseline"),
              ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
              ("bilinear_ffn", "linear_ffn"), ("linear_ffn", "baseline")]
+    if "silu_ffn" in runs:  # the ungated SiLU arm, added later: its primary was declared before its runs
+        primary.append(("silu_ffn", "baseline"))
+        pairs += [("silu_ffn", "baseline"), ("silu_ffn", "gelu_ffn"), ("bilinear_ffn", "silu_ffn")]
     end = {key: {p: seeds.contrast(read[key], *p) for p in pairs} for key in read}
     held = seeds.holm([end["val_loss"][p] for p in primary])
     end["val_loss"].update(dict(zip(primary, held)))
@@ -294,7 +301,16 @@ def test_the_real_model_section_follows_the_gating_export(site_dir):
     assert (share in said) == (rg["direction"] < 0 and bg["direction"] < 0)
     # The design confounds the gate with the activation: said, and the arm that would separate them named.
     assert "SwiGLU 对两种不带门的 FFN（激活也不同）" in said and "门和激活是一起换的" in said
-    assert "不带门、激活用 SiLU 的 FFN" in said and "我们还没有训" in said
+    sv = V.get(("silu_ffn", "baseline"))
+    if sv is None:
+        assert "不带门、激活用 SiLU 的 FFN" in said and "我们还没有训" in said
+    else:  # the ungated SiLU arm separates them: the declared pair, whether it held, and SiLU against GELU
+        assert "只加门，激活不变" in said and phrase(sv) in said and "我们还没有训" not in said
+        declared_held = sv["measured"] and sv["direction"] > 0
+        assert ("事先说的是「SiLU 更高，而且测到」：" + ("成立" if declared_held else "不成立")) in said
+        sg = V[("silu_ffn", "gelu_ffn")]
+        assert phrase(sg) in said
+        assert ("差在门上" in said) == (sg["direction"] > 0 and V[("gelu_ffn", "baseline")]["direction"] > 0)
     # v2 pools every arm's noise: a measured pair to SwiGLU that the two arms' own noise would not
     # carry is said not to be settled.
     # (either loss: the page names a pair once, with the losses where it is fragile)

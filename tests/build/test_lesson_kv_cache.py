@@ -49,7 +49,8 @@ def test_the_93_3_percent_is_split_into_mla_and_six_bits(site_dir):
     assert f"DeepSeek-V2 是 {M['elements']:,} 个，少了 {numfmt.pct(M['cut_elements'])}" in text
     assert numfmt.pct(M["cut_elements"]) == "82.2%"
     assert f"字节数少了 {numfmt.pct(M['cut_bytes'])}，正好是摘要里的 {numfmt.pct(M['paper_cut'])}" in text
-    assert f"只看 MLA 这个结构，是 {numfmt.pct(M['cut_elements'])}" in text
+    assert f"只看存的数，是 {numfmt.pct(M['cut_elements'])}，其中每一层 MLA 存 {M['latent']} 个数" in text
+    assert f"每层少 {numfmt.pct(M['cut_per_layer'])}" in text and "论文自己没有这样拆" in text
     assert f"DeepSeek-V2 按 {M['bits']} 位是 {M['per_token_q']}" in text
 
 

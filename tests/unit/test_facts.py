@@ -236,8 +236,8 @@ def test_the_gating_facts_read_every_arms_failed_runs_and_the_baselines_later_se
     runs = len(_baseline.baseline_row(data)["seeds"])  # ablation.json's seeds and the later ones
     assert runs >= 6
     assert n["failure_counts"] == {"baseline": [len(failed), runs], "gelu_ffn": [0, 4], "relu_ffn": [0, 4],
-                                   "bilinear_ffn": [0, 4], "linear_ffn": [0, 3]}
-    assert n["primary"] == ["gelu_ffn-baseline", "relu_ffn-baseline", "bilinear_ffn-gelu_ffn"]
+                                   "bilinear_ffn": [0, 4], "linear_ffn": [0, 3], "silu_ffn": [0, 3]}
+    assert n["primary"] == ["gelu_ffn-baseline", "relu_ffn-baseline", "bilinear_ffn-gelu_ffn", "silu_ffn-baseline"]
     assert all(n["end"]["val_loss"][p]["primary"] for p in n["primary"])
     assert not any(c.get("primary") for c in n["end"]["train_loss"].values())
 
