@@ -597,7 +597,9 @@ def page_params(params):
         return params
     shipped = {"vocab": data["vocab"], "train_text": data["train_text"], "val_text": data["val_text"],
                "heldout_text": data["heldout_text"],
-               "reference": data["reference"], "reference_slow": data["reference_slow"]}
+               "reference": data["reference"], "reference_slow": data["reference_slow"],
+               # view() names the first validation chapter; the rest of the card stays out of the page
+               "model_card": {"split": {"val_chapters": data["model_card"]["split"]["val_chapters"]}}}
     out = dict(params)
     out["data"] = shipped
     return out
