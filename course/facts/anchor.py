@@ -38,6 +38,10 @@ def anchor_facts(anchor):
         "residual_std": math.sqrt(residual_writes + 1),
         "rms_norm_eps": t["rms_norm_eps"],
         "dtype": t["dtype"],  # the precision its config names ("bfloat16")
+        # RoPE on the first partial_rotary_factor of each head's channels, at base rope_theta (C3 第 2 课)
+        "rotary_dims": int(head_dim * t["rope_parameters"]["partial_rotary_factor"]),
+        "rope_theta": t["rope_parameters"]["rope_theta"],
+        "context": t["max_position_embeddings"],
     }
 
 

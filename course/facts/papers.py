@@ -28,7 +28,22 @@ def paper_facts(papers):
         "periln": {**papers["kim2025"]["rows"][0], "paper": papers["kim2025"]["paper"],
                    "models": [r["model"] for r in papers["gemma2024"]["rows"] if r["norm_place"] == "peri"]},
         "olmo2": {**papers["olmo2024"]["rows"][0], "paper": papers["olmo2024"]["paper"]},
+        "heads": heads_facts(papers["vaswani2017_heads"]),
     }
+
+
+def heads_facts(paper):
+    """Vaswani's Table 3 rows (A) and (E) (C3 第 2 课): perplexity per word-piece by head count at equal
+    computation, and learned positions against sinusoids. `nats`: ln(ppl / base ppl) per row, the
+    gap in the units of our own losses."""
+    rows = paper["rows"]
+    base = next(r for r in rows if r["row"] == "base")
+    by_h = {r["h"]: r for r in rows if r["positions"] == "sinusoid"}
+    learned = next(r for r in rows if r["positions"] == "learned")
+    return {"base": base, "by_h": [by_h[h] for h in sorted(by_h)], "learned": learned,
+            "nats": {h: float(np.log(r["ppl_dev"] / base["ppl_dev"])) for h, r in by_h.items()},
+            "learned_nats": float(np.log(learned["ppl_dev"] / base["ppl_dev"])),
+            "d_model": paper["d_model"], "paper": paper["paper"], "table": paper["table"]}
 
 
 def shazeer_facts(paper):

@@ -15,6 +15,7 @@ facts.rope_arms:
   readings     {key: {"arms": {arm: {seed: loss}}, "failed", "split", "sd", "df", "contrasts": {"a-b": contrast}}}
                (the primary key's contrasts Holm-corrected, each with "primary": True)
   said         {"a-b": seeds.say(...) on the primary key}
+  head_seed    the seed whose heads are measured
   heads        per variant with head measures: the head with the largest previous-token share and the one with
                the largest punctuation share (layer, head, share), and the prefix average's shares
 """
@@ -80,7 +81,8 @@ def arms_facts(doc, base):
         runs.setdefault(r["variant"], []).append(r["seed"])
     main = readings[p["key"]]["contrasts"]
     return {"primary": p, "runs": runs, "missing": doc["missing"], "readings": readings,
-            "said": {name: seeds.say(c) for name, c in main.items()}, "heads": heads_facts(doc["heads"])}
+            "said": {name: seeds.say(c) for name, c in main.items()}, "heads": heads_facts(doc["heads"]),
+            "head_seed": doc["heads"]["seed"]}
 
 
 def facts(data):

@@ -56,6 +56,7 @@ GRID = {  # model -> params to compare (the default first)
     "softmax-scale": [{}, {"scaled": True}, {"d_k": 4, "seed": 7}],
     "rope-rotation": [{}, {"pair": 31, "m": 400, "n": 3}, {"pair": 0, "base": 100.0, "m": 130, "n": 120},
                       {"pair": 12, "base": 500000.0, "m": 0, "n": 511}],
+    "heads-split": [{}, {"heads": 2, "sharpness": 6.0}, {"heads": 4, "sharpness": 0.5}, {"heads": 1, "sharpness": 6.0}],
     "attention-map": [{}, {"layer": 2, "head": 3, "query": 5}, {"passage": 1, "layer": 1, "head": 1}],
     "residual-paths": [{}, {"w": [-0.3, 0.7, 1.0], "path": "101"}, {"w": [0.0, -1.0, 0.2], "path": "111"}],
     "skip-mechanism": [{}],
