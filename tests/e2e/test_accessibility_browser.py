@@ -48,6 +48,8 @@ def violations(page):
     # Lay every block out (course.css: blocks far from the screen skip layout, and axe-core cannot
     # measure a contrast it cannot see): what a reader sees of each block once scrolled to it.
     page.evaluate("document.documentElement.classList.add('cw-full-layout')")
+    # What rests on the screen, not a colour caught halfway through a button's 125 ms hover transition.
+    page.wait_for_timeout(400)
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => JSON.stringify(await axe.run(document, {resultTypes: ['violations']}))")
     found = json.loads(result)["violations"]
