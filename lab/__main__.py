@@ -19,6 +19,8 @@ and the single steps:
                                                 (RoPE's shift test and 512-token windows on a trained run)
     python -m lab kvcache --work ../lab-runs/ed2 --out data/real-model/kv-cache [key=value ...]
                                                 (greedy generation with and without a KV cache on a trained run)
+    python -m lab induction --work ../lab-runs/ed2 --out data/real-model/induction [runs=baseline:0,nope:0 ...]
+                                                (the induction-head scan of finished runs: repeat gain, heads, ICL)
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, the experiment's Config:
 ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config, gating.Config,
@@ -35,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path, PureWindowsPath
 
 from lab import prepare, train
-from lab.experiments import ALIASES, EXPERIMENTS, attention, common, ffn, kv_cache, rope
+from lab.experiments import ALIASES, EXPERIMENTS, attention, common, ffn, induction, kv_cache, rope
 from lab.experiments.common import config_from, split_overrides  # noqa: F401  (the command line's helpers)
 from lab.experiments.ffn import AllConfig, run_plan  # noqa: F401  (their names before lab/experiments/)
 
@@ -62,7 +64,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=[*EXPERIMENTS, *ALIASES, "prepare", "train", "export", "neurons", attention.NAME,
-                                                rope.NAME, kv_cache.NAME])
+                                                rope.NAME, kv_cache.NAME, induction.NAME])
     parser.add_argument("--corpus", help="the UTF-8 corpus (every experiment, prepare)")
     parser.add_argument("--out", help="export directory (default: the experiment's, e.g. data/real-model/norm)")
     parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
@@ -107,6 +109,11 @@ def main(argv=None) -> None:
         kv_cache.run_export(config_from(kv_cache.Config, {"work_dir": args.work,
                                                           "out_dir": args.out or kv_cache.DEFAULT_OUT, **e}),
                             invoked=command)
+    elif args.command == induction.NAME:
+        (e,) = split_overrides(args.overrides, [induction.Config])
+        induction.run_export(config_from(induction.Config, {"work_dir": args.work,
+                                                            "out_dir": args.out or induction.DEFAULT_OUT, **e}),
+                             invoked=command)
     elif args.command == "neurons":
         (e,) = split_overrides(args.overrides, [ffn.ExportConfig])
         ffn.run_neurons(config_from(ffn.ExportConfig, {"work_dir": args.work, "out_dir": out, **e}), invoked=command)

@@ -44,9 +44,10 @@ TOKENIZER_NEIGHBOURS_FILE = "tokenizer/neighbours.json"  # a trained run's embed
 ROPE_FILE = "rope/rope.json"  # RoPE's shift test and long windows on a trained run (lab/experiments/rope.py)
 ROPE_ARMS_FILE = "rope/arms.json"  # the positions lesson's training arms, read (lab/experiments/rope_arms.py)
 KV_CACHE_FILE = "kv-cache/kv-cache.json"  # generation with and without a KV cache on a trained run (lab/experiments/kv_cache.py)
+INDUCTION_FILE = "induction/induction.json"  # the induction-head scan of finished runs (lab/experiments/induction.py)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
            ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE,
-           ROPE_FILE, ROPE_ARMS_FILE, KV_CACHE_FILE)
+           ROPE_FILE, ROPE_ARMS_FILE, KV_CACHE_FILE, INDUCTION_FILE)
 
 
 class SchemaError(ValueError):
@@ -170,6 +171,8 @@ def _semantic(name: str, data: dict):
         _semantic_rope_arms(data, fail)
     if name == KV_CACHE_FILE:
         _semantic_kv_cache(data, fail)
+    if name == INDUCTION_FILE:
+        _semantic_induction(data, fail)
     if name == "neurons.json":
         passage = data["passage"]
         pos = 0
@@ -305,6 +308,30 @@ def _semantic_kv_cache(data: dict, fail):
             fail(f"controls[{i}]", f"new_tokens tokens, first differing from the full generation's at {cd}")
         if len(c["forced"]["logit_diff_by_step"]) != n:
             fail(f"controls[{i}].forced.logit_diff_by_step", "one value per step")
+
+
+def _semantic_induction(data: dict, fail):
+    m = data["measures"]
+    for key in ("early", "late"):
+        if m[key][0] > m[key][1]:
+            fail(f"measures.{key}", "a range [from, to] with from <= to")
+    L = data["sequences"]["length"]
+    want = sum(1 / (t + 1) for t in range(L, 2 * L)) / L  # the prefix average's weight on any one key, averaged
+    for key in ("prefix_matching", "previous"):
+        if abs(data["reference"][key] - want) > 1e-4:
+            fail(f"reference.{key}", f"the prefix average gives {want:.4f} over queries {L}..{2 * L - 1}")
+    pairs = [(r["variant"], r["seed"]) for r in data["runs"]]
+    if len(set(pairs)) != len(pairs):
+        fail("runs", "a (variant, seed) appears twice")
+    for i, r in enumerate(data["runs"]):
+        grid = [(h["layer"], h["head"]) for h in r["heads"]]
+        if grid != [(a, b) for a in range(1, r["n_layer"] + 1) for b in range(1, r["n_head"] + 1)]:
+            fail(f"runs[{i}].heads", "one row per layer and head, layer by layer")
+        for part, a, b, d in (("repeat", "second", "first", "gain"), ("icl", "late", "early", "score")):
+            if abs(r[part][a] - r[part][b] - r[part][d]) > 2e-4:
+                fail(f"runs[{i}].{part}.{d}", f"must be {a} - {b}")
+        if f"{r['variant']}-s{r['seed']}" in data["skipped"]:
+            fail("skipped", f"{r['variant']}-s{r['seed']} is a run of this export")
 
 
 def _semantic_rope_arms(data: dict, fail):
