@@ -12,7 +12,8 @@ short is read only at its last step, against the baseline at that step.
 Helpers kept here, not in seeds.py: `arms_at` (the arms at one step), `read_at` (one reading and
 its named contrasts), `say` and `contrast` (seeds.say / seeds.contrast, a split arm named as the
 page names it), `arm_health` (an arm's seeds, failed runs and runs more than T below its median),
-`failed_course` (how a failed baseline run fell behind the other seeds), and PRIMARY, the lesson's
+`failed_course` (how a failed baseline run fell behind the other seeds), `noise_sources` (which arms
+a reading's pooled noise comes from, on the unigram plateau or off it), and PRIMARY, the lesson's
 primary comparisons, declared post hoc, Holm-corrected in `comparisons`.
 """
 import math
@@ -231,6 +232,36 @@ def read_at(runs, seed_runs, ablation, step, key="val_loss", pairs=None):
     return out
 
 
+def noise_sources(reading, unigram):
+    """Where a reading's pooled noise comes from: each arm that enters it (healthy runs, not split,
+    two or more), with its runs, df, range, SD and whether it sits on the unigram plateau (median
+    within STUCK of it); the plateau arms' df and widest range; and the SD pooled over the arms off
+    the plateau alone (`moving_sd`, `moving_df`), the noise of a group still falling."""
+    usable = {n: a for n, a in reading["healthy"].items() if n not in reading["split"] and len(a) > 1}
+    arms = []
+    for n, a in sorted(usable.items()):
+        sd, df = seeds.pooled({n: a})
+        arms.append({"arm": n, "label": arm_label(n), "n": len(a), "df": df, "sd": sd,
+                     "range": max(a.values()) - min(a.values()),
+                     "stuck": seeds.median(a.values()) > unigram - STUCK})
+    stuck = [a for a in arms if a["stuck"]]
+    moving = [a for a in arms if not a["stuck"]]
+    moving_sd, moving_df = seeds.pooled({a["arm"]: usable[a["arm"]] for a in moving})
+    return {"arms": arms, "stuck_df": sum(a["df"] for a in stuck),
+            "stuck_range": max((a["range"] for a in stuck), default=None),
+            "moving": moving, "moving_sd": moving_sd, "moving_df": moving_df,
+            "df": reading["df"], "sd": reading["sd"]}
+
+
+def holds_on_moving_noise(c, noise):
+    """Whether a measured contrast stays beyond its 95 % half-width when the noise is the off-plateau
+    arms' alone (noise_sources' moving_sd, moving_df); None where that noise cannot be estimated."""
+    if not c.get("measured") or not noise["moving_df"]:
+        return None
+    h = seeds.t_quantile(noise["moving_df"]) * noise["moving_sd"] * (1 / c["n_a"] + 1 / c["n_b"]) ** 0.5
+    return abs(c["gap"]) > h
+
+
 def comparisons(runs, seed_runs, ablation, short):
     """The placement comparisons the page reads at step `short` by v2, on val and on training loss;
     the primary ones (PRIMARY, on PRIMARY_LOSS) Holm-corrected."""
@@ -322,6 +353,7 @@ def adam_facts(card, first_step):
     return {"lr": lr, "warmup": w, "first_warm_lr": lr / w,
             "ten_warm_steps": sum(lr * (s + 1) / w for s in range(10)),  # the lr of warm-up steps 0..9 summed
             "write_back_init_rms": wb["init_rms"], "write_back_share": lr / wb["init_rms"],
+            "embedding_init_rms": cold["groups"]["embedding"]["init_rms"],  # the stream Post-LN's first block reads
             "embedding_share": lr / cold["groups"]["embedding"]["init_rms"],
             "models": models, "cold": cold, "warm": warm,
             "head_change": head, "head_turn": {k: turn_degrees(v) for k, v in head.items()},
@@ -363,6 +395,14 @@ def collapse(runs, seed_runs, names=("post_ln_warmup", "post_ln_no_warmup")):
     return {"runs": {f"{n}-{s}": v for (n, s), v in sorted(out.items())}, "n": len(out),
             "all": bool(out) and None not in steps, "by": max(steps) if out and None not in steps else None,
             "init_max": max(v["init"] for v in out.values()) if out else None}
+
+
+def block_cosines(probes, names=("post_ln_warmup", "post_ln_no_warmup")):
+    """[(min, max)] per depth (0 = the embedding, k = after block k) of the positions' mean cosine over
+    every seed's probe of `names` in `probes` ({name: {seed: probe}}, short_probes): how early the
+    stream is one vector."""
+    rows = [p["cosine_by_depth"] for n in names for p in probes.get(n, {}).values()]
+    return [(min(c), max(c)) for c in zip(*rows)] if rows else []
 
 
 def warmup_box(compare, late, runs, probes, untuned):
@@ -418,7 +458,12 @@ def norm_facts(data, ablation, untuned_factor=None):
         warm, cold = (loss_at(runs[n], step) for n in ("post_ln_warmup", "post_ln_no_warmup"))
         at = read_at(runs, seed_runs, ablation, step)
         late = {"step": step, "warm": warm, "cold": cold, **contrast(at["reading"], "post_cold", "post_warm"),
-                **inside_facts(runs["post_ln_warmup"], runs["post_ln_no_warmup"], every)}
+                **inside_facts(runs["post_ln_warmup"], runs["post_ln_no_warmup"], every),
+                "noise": noise_sources(at["reading"], unigram)}  # where its band comes from
+    for key in ("val_loss", "train_loss"):  # where each reading's noise comes from, and whether a measured
+        c = compare[key]                       # gap holds on the off-plateau arms' noise alone
+        c["noise"] = noise_sources(c["reading"], unigram)
+        c["moving_holds"] = {n: holds_on_moving_noise(c[n], c["noise"]) for n in PAIRS if n in c and c[n]["measured"]}
     ln_at = read_at(runs, seed_runs, ablation, layernorm["steps_trained"]) if layernorm else None
     beta2 = card["configs"]["train"]["beta2"]
     untuned = None if untuned_factor is None else untuned_factor / (1 - beta2)  # Ma & Yarats' default length
@@ -445,6 +490,7 @@ def norm_facts(data, ablation, untuned_factor=None):
                        "init": probe_at(runs[n], 0)} for n in runs},
         "probes_short": probes_short,
         "collapse": collapse(runs, seed_runs),
+        "block_cosines": block_cosines(probes_short),
         "beta2": beta2,
         "warmup": warmup_box(compare, late, runs, probes_short, untuned),
         "curves": curve_facts(runs, every, unigram, data["references"]["bigram"], card["training"]["steps"]),
@@ -459,6 +505,11 @@ def norm_facts(data, ablation, untuned_factor=None):
         "gradients": gradient_facts(data["gradients"]["models"]),
         "gains": gains,
         "undecayed": undecayed,
+        # the other runs trained as long as `undecayed` without decay on their gains (other set-ups):
+        # the nearest reference for how much a gain median moves without decay
+        "undecayed_others": [] if undecayed is None else [
+            {**g, "label": LABELS[g["run"]]} for g in gains.values()
+            if not g["decay"] and g["steps"] == undecayed["steps"] and g["run"] != undecayed["run"]],
         "decay_factor": data["gains"]["decay_factor"],
         "speed": data["speed"],
         "new_minutes": card["budget"]["new_runs_seconds"] / 60,

@@ -97,6 +97,12 @@ def test_the_real_model_section_follows_the_norm_export(site_dir):
         ln = n["layernorm"]  # compared with the baseline at the same step, not with its full run
         assert f"验证损失 {ln['val_loss']:.3f}；同一个种子、同一串批次的 RMSNorm 基线在同一步是 {ln['baseline_then']:.3f}" in text
         assert f"LayerNorm 减去基线：{ln['compare']['say']}" in text
+        # the researcher's third read (4): the same-seed pair beside the baseline's seeds, no direction
+        b, c = ln["base"], ln["compare"]
+        assert f"同种子的差是 {numfmt.signed(ln['diff'], 3)}" in text
+        assert f"基线的 {b['n']} 个种子在这一步从 {num(b['min'], 3)} 到 {num(b['max'], 3)}" in text
+        assert f"对 {c['n_b']} 个种子的平均 {num(c['mean_b'], 3)}，差是 {numfmt.signed(c['gap'], 3)}" in text
+        assert "一个种子读不出方向" in text and "LayerNorm 高" not in text and "LayerNorm 低" not in text
         assert f"{n['speed']['rmsnorm_median']:,.0f} 个 token" in text
     card = n["card"]
     assert card["command"] in text
@@ -121,6 +127,12 @@ def check_v2_readings(html, text, n):
         assert phrase not in text, phrase
     v, t = n["compare"]["val_loss"], n["compare"]["train_loss"]
     assert f"第 {n['short_steps']} 步的健康检查，门槛 T = {num(v['threshold'], 3)}" in text
+    ns = v["noise"]  # the researcher's third read (7): where the band comes from
+    if ns["stuck_df"] and ns["moving"]:
+        assert f"标准差是 {num(ns['sd'], 3)}（{ns['df']} 个自由度）；其中 {ns['stuck_df']} 个自由度来自停在平台上的" in text
+        assert f"组内最多差 {num(ns['stuck_range'], 3)}" in text and f"组内标准差是 {num(ns['moving_sd'], 3)}" in text
+        if ns["moving_sd"] > ns["sd"]:
+            assert "对已经离开平台、还在快速下降的组偏小" in text
     for name in ("post_warm-pre_cold", "post_cold-pre_cold", "post_cold-post_warm", "pre_cold-pre_warm"):
         assert v[name]["say"] in text and t[name]["say"] in text, name
     for name in ("post_warm-pre_warm", "post_cold-pre_warm"):
@@ -150,6 +162,17 @@ def check_v2_readings(html, text, n):
         assert f"{b['healthy_n']} 个健康的种子在 {b['healthy_min']:.3f}～{b['healthy_max']:.3f}" in text
     if n["late"]:
         assert f"不预热减去有预热，{n['late']['say']}" in text
+        ln_ = n["late"]["noise"]  # the student's third read (F5): a band from other runs is said as such
+        if len(ln_["arms"]) == 1 and not ln_["stuck_df"]:
+            a = ln_["arms"][0]
+            assert f"这个 ± {num(n['late']['half_width'], 3)} 只来自{a['label']} {a['n']} 个健康的种子之间的起伏" in text
+            assert f"这里的 ± 只来自{a['label']} {a['n']} 个健康的种子之间的起伏" in text
+    for L in n["longer"]:  # F6 / the researcher's (9): which evaluations the last one is set against
+        pts = L["points"][:-1][-5:]
+        tail = [p["val_loss"] for p in pts]
+        if L["points"][-1]["val_loss"] < min(tail) - (max(tail) - min(tail)):
+            assert f"比第 {num(pts[0]['step'])}～{num(pts[-1]['step'])} 步的 {len(pts)} 次评估（每 {pts[1]['step'] - pts[0]['step']} 步评估一次" in text
+    assert "前面五次" not in text and "按训练损失和按验证损失读出的结论不同" not in text
 
 
 def sections(html):
@@ -201,7 +224,14 @@ def test_every_warm_up_verdict_sits_in_one_box_that_the_other_sections_link(site
     beta2 = n["card"]["configs"]["train"]["beta2"]
     untuned = papers["ma2021"]["rows"][0]["warmup_times_one_over_one_minus_beta2"] / (1 - beta2)
     assert round(untuned) == 40 and f"在我们这里是 {untuned:.0f} 步，比我们用的 {n['card']['training']['warmup_steps']} 步还短" in btext
+    # the student's third read (F1): the verdicts are printed once, in the box; the others point to it
+    assert "别的地方只指向这里" in btext
+    text = re.sub(r"<[^>]+>", "", html)
+    for c in (val["post_cold-post_warm"], train["post_cold-post_warm"], train["pre_cold-pre_warm"]):
+        if c["status"] != "split":
+            assert text.count(c["say"]) == 1, c["say"]
     secs = sections(html)
+    assert val["post_cold-post_warm"]["say"] not in secs["⑦"] and "没有测到差别" not in secs["⑥"]
     for mark in ("⑦", "⑧"):
         assert 'href="#warmup-measured"' in secs[mark], mark
     mis = secs["⑥"]
@@ -258,7 +288,11 @@ def test_literature_and_placements_come_from_papers_json(site_dir):
     """3-5, 3-6, 3-9: Ma & Yarats, Kosson, Noci (and the cheap test), Peri-LN and Gemma, OLMo 2's date."""
     text = re.sub(r"<[^>]+>", "", page(site_dir))
     p = facts()["papers"]
-    assert f"Ma 和 Yarats（{p['untuned_warmup']['year']}）" in text and "这个解释后来被反驳了" in text
+    # the researcher's third read (10): Ma & Yarats' claim is theirs, not a settled refutation; OLMo 2
+    # credits the reordered norm to earlier work itself
+    assert f"Ma 和 Yarats（{p['untuned_warmup']['year']}）" in text and "Ma 和 Yarats 认为这一分析不成立" in text
+    assert "反驳" not in text
+    assert "它的论文自己说，最早提出它的是 Swin Transformer V2，后来 Chameleon 也用了" in text
     assert f"Kosson 等人（{p['kosson']['year']}）" in text
     assert f"Noci 等人（{p['noci']['year']}）" in text and "Q、K 的梯度大小和注意力的熵" in text
     assert f"{p['olmo2']['year']} 年底的 OLMo 2" in text and p["olmo2"]["year"] == 2024
@@ -275,3 +309,42 @@ def test_one_seed_figures_say_their_seed_and_the_chart_says_its_lines_are_valida
     if n["warmup"]["post_short_one_vector"]:
         assert f"{len(n['warmup']['post_short_seeds'])} 个种子（0、1、2）在这一步全都是这样" in text
     assert "验证集上只看词频（unigram）" in text and "在验证集上能做到的损失" in text
+
+
+def test_xiongs_claim_comes_before_the_widget_that_tests_it(site_dir):
+    """The student's third read (F3): ④ 第 2 步 states Xiong's explanation first and presents the
+    placement widget as a test of its first link; it no longer teaches 「梯度大就改得多」 as a motivation."""
+    html = page(site_dir)
+    step2 = html.split("第 2 步：放在哪")[-1].split("第 3 步：预热")[0]  # the section, not the table of contents
+    claim = step2.index("最早的解释是 Xiong 等人")
+    assert claim < step2.index('data-widget="norm-placement"')
+    assert "这一步用一个组件检验第一环" in step2 and "梯度大就改得多" not in html
+
+
+def test_our_post_ln_reads_a_tiny_embedding_and_the_run_that_would_tell_is_not_run(site_dir):
+    """The researcher's third read (2, 5, 6): our Post-LN's first block reads the small embedding
+    (the 2017 design scales it by sqrt(d)); the embedding x 1/RMS run comes first in ⑦ and is said
+    not run; the Noci account says what it does not explain; the gain decay has a reference beside it."""
+    html = page(site_dir)
+    text = re.sub(r"<[^>]+>", "", html)
+    n = facts()["norm"]
+    if n is None or not n["adam"]:
+        return
+    e0, S = n["adam"]["embedding_init_rms"], n["short_steps"]
+    limits = text.split("这些结果能说到哪一步。")[1].split("常见误解")[0]
+    assert f"我们的嵌入初始化时 RMS 只有 {num(e0, 2)}" in limits and "2017 年的原版 Transformer 把嵌入乘上" in limits
+    change = re.sub(r"<[^>]+>", "", sections(html)["⑦"]).split("什么会改变结论")[1]
+    first = f"最先该做、也最便宜的检验：把我们的 Post-LN 的嵌入乘 {num(1 / e0, 0)}"
+    assert change.index(first) < change.index("如果更长的预热")
+    assert f"训 {S} 步、一个种子。这次训练还没有跑" in change
+    assert abs(1 / e0 - 50) < 1  # lab's embed_unit hook multiplies by 50
+    assert f"bigram（验证集上 {num(n['references']['bigram'], 3)}）" in text and "不解释当前 token 怎么丢的" in text
+    bc = n["block_cosines"]
+    assert f"第 2 块之后已是 {num(bc[2][0], 2)}～{num(bc[2][1], 2)}" in text
+    others = n["undecayed_others"]
+    if others:
+        for o in others:
+            assert f"「{o['label']}」{num(o['median'], 3)}" in text
+        meds = [n["undecayed"]["median"], *[o["median"] for o in others]]
+        assert f"不衰减的这 {len(meds)} 次之间就差了 {num(max(meds) - min(meds), 3)}" in text
+        assert "增益没有可比的噪声估计" not in text

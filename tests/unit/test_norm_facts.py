@@ -186,3 +186,38 @@ def test_the_curves_are_the_runs_training_curves():
 
 def test_no_export_no_facts():
     assert norm.facts({}) == {"norm": None}
+
+
+def test_the_noise_sources_split_plateau_arms_from_moving_ones():
+    """Which arms a reading's pooled SD comes from: a split arm is left out, an arm whose median sits
+    within STUCK of the unigram is a plateau arm, and the SD pooled over the others alone is kept."""
+    unigram = 7.0
+    arms = {"pre_warm": {0: 6.0, 1: 6.3, 2: 6.31, 3: 6.32, 4: 6.29},  # seed 0 far below: split
+            "post_cold": {0: 6.97, 1: 6.972, 2: 6.971}, "pre_cold": {0: 6.30, 1: 6.33, 2: 6.32}}
+    r = norm.seeds.read(arms)
+    assert r["split"] == {"pre_warm": "low"}
+    ns = norm.noise_sources(r, unigram)
+    by = {a["arm"]: a for a in ns["arms"]}
+    assert set(by) == {"post_cold", "pre_cold"} and by["post_cold"]["stuck"] and not by["pre_cold"]["stuck"]
+    assert ns["stuck_df"] == 2 and ns["moving_df"] == 2 and ns["df"] == r["df"] == 4
+    assert ns["stuck_range"] == pytest.approx(0.002) and by["pre_cold"]["range"] == pytest.approx(0.03)
+    assert ns["moving_sd"] == pytest.approx(norm.seeds.pooled({"pre_cold": arms["pre_cold"]})[0])
+    assert ns["moving_sd"] > ns["sd"]  # the plateau arm's tiny spread pulls the pooled SD down
+    big = norm.seeds.contrast(r, "post_cold", "pre_cold")  # 0.65 apart: beyond either noise
+    assert big["measured"] and norm.holds_on_moving_noise(big, ns) is True
+    small = {**big, "gap": 0.02}  # beyond the pooled noise, not beyond the moving arm's alone
+    assert norm.holds_on_moving_noise(small, ns) is False
+    assert norm.holds_on_moving_noise({**big, "measured": False}, ns) is None
+
+
+def test_the_undecayed_references_and_the_block_cosines():
+    data = export()
+    f = norm.norm_facts(data, ablation(data, {0: 5.0}))
+    ref = f["undecayed"]
+    assert f["undecayed_others"] and all(not g["decay"] and g["steps"] == ref["steps"] and g["run"] != ref["run"]
+                                         for g in f["undecayed_others"])
+    probes = {"post_ln_warmup": {0: {"cosine_by_depth": [0.0, 0.5, 1.0]}},
+              "post_ln_no_warmup": {0: {"cosine_by_depth": [0.1, 0.9, 0.99]}, 1: {"cosine_by_depth": [0.0, 0.7, 0.98]}}}
+    assert norm.block_cosines(probes) == [(0.0, 0.1), (0.5, 0.9), (0.98, 1.0)]
+    assert norm.block_cosines({}) == []
+    assert f["adam"]["embedding_init_rms"] == data["first_step"]["models"][0]["groups"]["embedding"]["init_rms"]
