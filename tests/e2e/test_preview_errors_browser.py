@@ -101,7 +101,7 @@ def test_an_undefined_name_in_the_lesson_shows_in_its_page(preview, page):
 
 
 # papers.json is read in on_pre_build, the outline (course.json) in on_config.
-@pytest.mark.parametrize("rel, good", [("data/papers.json", '"d_model": 512,'), ("data/course.json", '"id": "c4/l1",')])
+@pytest.mark.parametrize("rel, good", [("data/papers.json", '"vaswani2017": {'), ("data/course.json", '"id": "c4/l1",')])
 def test_a_broken_data_file_shows_in_every_page(preview, page, rel, good):
     project, url = preview
     path, bad = project / rel, good + ","

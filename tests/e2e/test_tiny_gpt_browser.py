@@ -60,6 +60,9 @@ def test_train_sample_reload_resume_and_download(browser, served_site):
     assert out(page, "val") == val and "上次的训练已完成" in out(page, "status")
     assert page.input_value(f'{W} input[name="n_embd"]') == "16"
     page.click(f'{W} [data-action="restart"]')
+    # 重新开始 first forgets the saved run (IndexedDB, asynchronous), then hands the settings back
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"status\"]').textContent.includes('改好设置')",
+                           timeout=10_000)
     assert page.is_enabled(f'{W} [data-action="start"]') and page.is_enabled(f'{W} input[name="n_embd"]')
     context.close()
 
