@@ -48,7 +48,7 @@ def export(baseline_val0=4.843):
                         "arm_seeds": [0, 1, 2]},
             "variants": [{"name": n, "description": n} for n in ("baseline", "nope", "one_head", "abs_pos")],
             "runs": runs, "missing": [["abs_pos", 0], ["abs_pos", 1], ["abs_pos", 2]],
-            "heads": {"models": [{"variant": "baseline", "n_head": 4, "heads": heads, "prefix_average": {"previous": 0.02},
+            "heads": {"seed": 1, "models": [{"variant": "baseline", "n_head": 4, "heads": heads, "prefix_average": {"previous": 0.02},
                                   "queries": {}}]}}
 
 
@@ -80,6 +80,7 @@ def test_missing_seeds_and_heads_are_passed_on():
     f = rope_arms.arms_facts(export(), baseline_row())
     assert f["missing"] == [["abs_pos", 0], ["abs_pos", 1], ["abs_pos", 2]] and f["runs"]["nope"] == [0, 1, 2]
     h = f["heads"]["baseline"]
+    assert f["head_seed"] == 1, "the page names whose heads it shows"
     assert h["previous"] == {"layer": 2, "head": 4, "share": pytest.approx(0.4)}
     assert h["punctuation"] == {"layer": 2, "head": 4, "share": 0.3}
 

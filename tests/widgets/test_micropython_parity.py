@@ -9,6 +9,7 @@ course's facts. CPython gets those params, as the build pre-renders them; MicroP
 the page carries (model.page_params), as the browser calls it. Every widget needs an entry.
 
     pytest tests/widgets/test_micropython_parity.py      (needs node and `npm ci`)"""
+import array
 import json
 import math
 import shutil
@@ -111,8 +112,17 @@ def same(a, b, path="view"):
         assert len(a) == len(b), f"{path}: {len(a)} != {len(b)} items"
         for i, (x, y) in enumerate(zip(a, b)):
             same(x, y, f"{path}[{i}]")
+    elif path.endswith(PACKED):  # float64 bytes as hex (widgets/common/packed.py): compared as the floats they hold
+        same(unpack(a), unpack(b), path)
     else:
         assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+PACKED = (".tensors", ".train_loss", ".val_loss", ".held_loss")  # tiny-gpt's state() fields packed as float64 hex
+
+
+def unpack(code):
+    return list(array.array("d", bytes.fromhex(code)))
 
 
 def fact(path, facts):

@@ -31,10 +31,10 @@ def split_heads(x, n_head):
 
 
 def merge_heads(heads):
-    out = []
+    merged = []
     for h in heads:
-        out.extend(h)
-    return out
+        merged.extend(h)
+    return merged
 
 
 heads = split_heads(x, 4)
