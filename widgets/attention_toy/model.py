@@ -16,6 +16,7 @@ Standard library only, in the subset MicroPython shares with CPython.
 import math
 
 from numfmt import num
+from vec import softmax
 
 PARAMS = {"sentence": "plain", "mode": "qk", "query": "给了", "mask": True}
 D_K = 2
@@ -45,14 +46,6 @@ def sentence_tokens(key):
 
 def dot(a, b):
     return sum(x * y for x, y in zip(a, b))
-
-
-def softmax(scores):
-    """Stable softmax: subtract the largest score first. softmax([0.0, 0.0]) -> [0.5, 0.5]"""
-    top = max(scores)
-    exps = [math.exp(s - top) for s in scores]
-    total = sum(exps)
-    return [e / total for e in exps]
 
 
 def weights(tokens, t, mode, mask=True):

@@ -5,6 +5,18 @@ dots and add_outer are the depth stacks' hot path (widgets/common/stack.py, 16 w
 values they are written out term by term, which MicroPython runs about four times faster than
 a loop over zip() (no tuple per step) and CPython about twice; the sums are added in the same
 order either way, so the results are the same to the last bit."""
+import math
+
+
+def softmax(scores):
+    """Stable softmax: subtract the largest score first, so no exp overflows.
+
+    softmax([0.0, 0.0]) -> [0.5, 0.5]; softmax([1000.0, 0.0])[0] -> 1.0
+    """
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return [e / total for e in exps]
 
 
 def dots(v, rows):

@@ -17,6 +17,7 @@ The fetched amount of 小明 and 苹果 is read off the heads' values (小明's 
 import math
 
 from numfmt import num
+from vec import softmax
 
 PARAMS = {"heads": 1, "sharpness": 3.0}
 D_MODEL = 4
@@ -42,14 +43,6 @@ VALUES = {  # one channel per thing worth fetching: 小明 in channel 0, 苹果 
 }
 QUERY_DIRECTION = (1.0, 0.0, 1.0, 0.0)  # who: a person; what: a thing
 CHANNEL_NAMES = ("谁", "谁", "什么", "什么")
-
-
-def softmax(scores):
-    """Stable softmax. softmax([0.0, 0.0]) -> [0.5, 0.5]"""
-    top = max(scores)
-    exps = [math.exp(s - top) for s in scores]
-    total = sum(exps)
-    return [e / total for e in exps]
 
 
 def split(v, heads):
