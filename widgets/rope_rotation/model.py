@@ -23,6 +23,7 @@ MAX_POS = 511  # positions the sliders reach (twice the context)
 Q = (1.0, 0.4)  # the pair's q and k before rotation (any fixed pair shows the same)
 K = (0.9, -0.5)
 PARAMS = {"pair": 4, "base": 10000.0, "m": 30, "n": 20}
+SHIFT = 100  # the shift button moves both positions by this many places (the lab's shift test uses 100 too)
 CIRCLE = 60.0  # radius of the arrows' circle, SVG units
 CHART_W, CHART_H = 300.0, 100.0  # the score-against-offset chart
 
@@ -121,6 +122,7 @@ def view(params):
     else:
         kind = "快对：上下文里转 " + num(turns, 1) + " 圈"
     return {
+        "shift": SHIFT,
         "params": {"pair": i, "base": base, "m": m, "n": n},
         "pairs": [{"value": p, "label": "第 " + str(p) + " 对", "selected": p == i} for p in PAIRS],
         "bases": [{"value": b, "label": num(b), "selected": b == base} for b in BASES],

@@ -31,9 +31,11 @@ export function mount(root, api) {
     slider.addEventListener("change", () => refresh(true));
   }
   for (const select of root.querySelectorAll("select")) select.addEventListener("change", () => refresh(true));
-  root.querySelector(".rr-shift").addEventListener("click", () => {
+  const shiftButton = root.querySelector(".rr-shift");
+  const shift = Number(shiftButton.dataset.shift); // model.py's SHIFT
+  shiftButton.addEventListener("click", () => {
     const room = Number(m.max) - Math.max(Number(m.value), Number(n.value));
-    const step = room >= 100 ? 100 : -Math.min(100, Math.min(Number(m.value), Number(n.value)));
+    const step = room >= shift ? shift : -Math.min(shift, Math.min(Number(m.value), Number(n.value)));
     m.value = String(Number(m.value) + step);
     n.value = String(Number(n.value) + step);
     refresh(true);
