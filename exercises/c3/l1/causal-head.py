@@ -5,15 +5,15 @@
 # %% task
 # {%- set toy = model("attention-toy") %}
 # {%- set m = toy.matrices("plain") %}
+# {%- set m2 = toy.matrices("inserted") %}
+# {%- set at = m2.tokens.index("给了") %}
 # 写 `attend(Q, K, V)`：$Q$、$K$ 是 $T \times d_k$，$V$ 是 $T \times d_v$（都是列表的列表，第 $t$ 行是第 $t$ 个 token）。返回 $T \times d_v$：第 $t$ 行是
 #
 # $$\sum_{j \le t} \mathrm{softmax}_j\!\left(\frac{q_t \cdot k_j}{\sqrt{d_k}}\right) v_j$$
 #
-# {%- set m2 = toy.matrices("inserted") %}
-# {%- set at = m2.tokens.index("给了") %}
 # 只对 $j \le t$ 做 softmax（因果掩码），分母是 $\sqrt{d_k}$。页面上已经给好了 ⑤ 那句「{{ m.tokens | join("") }}」的 `Q`、`K`、`V`；写对了，$t = 3$ 那一行（「给了」）是 $({{ toy.head(m.Q, m.K, m.V)[3] | map("num", 3) | join(", ") }})$。检查还会换别的 $T$、$d_k$、$d_v$ 和别的数。
 #
-# 写对之后回到这一课的问题：`Q2`、`K2`、`V2` 是插入「昨天」的那句「{{ m2.tokens | join("") }}」。对它运行你的 `attend`，把「给了」（现在是 $t = {{ at }}$）取回的小明的份额（$V$ 的第一维就是小明）存进 `xiaoming`，再和 ③ 里固定位置权重的结果比一比。检查也会核对 `xiaoming`。
+# 写对之后回到这一课的问题：`Q2`、`K2`、`V2` 是插入「昨天」的那句「{{ m2.tokens | join("") }}」。对它运行你的 `attend`，看「给了」（现在是 $t = {{ at }}$）取回了几成小明，再和 ③ 里固定位置权重的结果比一比。
 
 # %% starter
 import math
@@ -32,9 +32,9 @@ def attend(Q, K, V):
 
 for row in attend(Q, K, V):
     print(row)
-
-# 写对之后：插入「昨天」的那句，「给了」取回了几成小明？
-xiaoming = None
+# 写对之后：插入「昨天」的那句
+# for row in attend(Q2, K2, V2):
+#     print(row)
 
 # %% answer
 import math
@@ -56,19 +56,14 @@ def attend(Q, K, V):
 for row in attend(Q, K, V):
     print(row)
 
-xiaoming = attend(Q2, K2, V2)[4][0]
-print("小明", round(xiaoming, 3))
-
 # %% cases
 toy = model("attention-toy")
 m = toy.matrices("plain")
 m2 = toy.matrices("inserted")
 given = {"Q": m["Q"], "K": m["K"], "V": m["V"], "Q2": m2["Q"], "K2": m2["K"], "V2": m2["V"]}
-at = m2["tokens"].index("给了")
-cases = [["attend", m["Q"], m["K"], m["V"]], ["attend", m2["Q"], m2["K"], m2["V"]], ["attend", [[1.0]], [[1.0]], [[2.0, 3.0]]],
-         ["attend", [[0.0, 3.0], [3.0, 0.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [2.0, -2.0]], [[1.0], [2.0], [3.0]]],
-         ["xiaoming"]]
-expected = [toy.head(*c[1:]) for c in cases[:-1]] + [toy.head(m2["Q"], m2["K"], m2["V"])[at][0]]
+cases = [[m["Q"], m["K"], m["V"]], [m2["Q"], m2["K"], m2["V"]], [[[1.0]], [[1.0]], [[2.0, 3.0]]],
+         [[[0.0, 3.0], [3.0, 0.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [2.0, -2.0]], [[1.0], [2.0], [3.0]]]]
+expected = [toy.head(*c) for c in cases]
 
 
 def unseen(rng):
@@ -76,25 +71,21 @@ def unseen(rng):
     for _ in range(6):
         T, d_k, d_v = rng.randint(1, 5), rng.randint(1, 3), rng.randint(1, 3)
         mat = lambda rows, cols: [[round(rng.uniform(-2, 2), 2) for _ in range(cols)] for _ in range(rows)]
-        out.append(["attend", mat(T, d_k), mat(T, d_k), mat(T, d_v)])
+        out.append([mat(T, d_k), mat(T, d_k), mat(T, d_v)])
     return out
 
 
 # %% check
-defines = ["attend", "xiaoming"]
+defines = ["attend"]
 
 
 def result(you, case):
-    if case[0] == "xiaoming":
-        return you.xiaoming
-    Q, K, V = case[1:]
+    Q, K, V = case
     return you.attend([list(r) for r in Q], [list(r) for r in K], [list(r) for r in V])
 
 
 def show(case):
-    if case[0] == "xiaoming":
-        return "xiaoming（插入「昨天」后「给了」取回的小明的份额）"
-    Q, K, V = case[1:]
+    Q, K, V = case
     return f"attend(Q={Q}, K={K}, V={V})"
 
 
