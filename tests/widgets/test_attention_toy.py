@@ -81,3 +81,11 @@ def test_the_mask_box_shows_the_mask_that_applies():
         assert any(r["hidden"] for r in state["table"])  # the later tokens stay 「看不见」
     assert model.view({**model.PARAMS, "mode": "qk", "mask": False})["mask_on"] is False
     assert model.view({**model.PARAMS, "mode": "qk", "mask": True})["mask_on"] is True
+
+
+def test_query_key_weights_dilute_too_but_less_than_the_average():
+    toy = load_model("attention-toy")
+    _, tokens = toy.sentence_tokens("plain")
+    assert toy.share_among(4) == pytest.approx(toy.weights(tokens, 3, "qk")[1][0])
+    shares = [toy.share_among(n) for n in (4, 31, 101)]
+    assert shares[0] > shares[1] > shares[2] > 1 / 101 and shares[2] < 0.2

@@ -137,6 +137,16 @@ def matrices(sentence="plain"):
             "V": [list(TOKENS[t][2]) for t in tokens]}
 
 
+def share_among(n, query="给了", key="小明"):
+    """The weight the query's one matching key gets when it sees n positions and every other key scores
+    0 (as 把 and 昨天 do): query-key weights dilute too, only less than the average's 1/n.
+
+    share_among(4) -> 0.849... (the plain sentence's 「给了」)
+    """
+    s = dot(TOKENS[query][0], TOKENS[key][1]) / math.sqrt(D_K)
+    return math.exp(s) / (math.exp(s) + (n - 1))
+
+
 def head(Q, K, V):
     """One causal attention head: row t of the output is sum_j<=t softmax_j(q_t . k_j / sqrt(d_k)) v_j.
 
