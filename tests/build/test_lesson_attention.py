@@ -279,7 +279,8 @@ def test_the_category_free_table_reads_the_export(site_dir):
                      key=lambda h: (-h["off"], h["layer"], h["head"]))
     if picking:
         names = "、".join(f"第 {h['layer']} 层第 {h['head']} 个头（{numfmt.pct(h['off'], 0)}）" for h in picking)
-        assert f"有 {len(picking)} 个离最近的只看距离的权重有 30% 或更多（按上面说的，这是一个上限）：{names}。" in text
+        assert (f"有 {len(picking)} 个离我们拟合出的只看距离的权重有约 30% 或更多（真正最近的只看距离的权重只会更近，"
+                f"所以这是上限：它们至多有这么多权重随 token 起伏）：{names}。") in text
     # The measure is read beside noise, and counted as content only with a knockout cost (issue 47's reads)
     assert "说明不了挑出来的是有用的内容" in text and "至少把 30% 的权重放在任何只看距离" not in text
     useful = [h for h in picking if knock[(h["layer"], h["head"])]["delta"] >= 0.01]
