@@ -58,15 +58,13 @@ def attend(heads, sharpness):
     d_k = D_MODEL // heads
     out = []
     rows = []
-    for h in range(heads):
-        qh = split(q, heads)[h]
-        scores = []
-        for tok in seen:
-            kh = split(KEYS[tok], heads)[h]
-            scores.append(sum(a * b for a, b in zip(qh, kh)) / math.sqrt(d_k))
+    keys = [split(KEYS[tok], heads) for tok in seen]
+    values = [split(VALUES[tok], heads) for tok in seen]
+    for h, qh in enumerate(split(q, heads)):
+        scores = [sum(a * b for a, b in zip(qh, k[h])) / math.sqrt(d_k) for k in keys]
         w = softmax(scores)
         for i in range(d_k):
-            out.append(sum(w[j] * split(VALUES[tok], heads)[h][i] for j, tok in enumerate(seen)))
+            out.append(sum(w[j] * v[h][i] for j, v in enumerate(values)))
         rows.append({"channels": list(range(h * d_k, (h + 1) * d_k)), "scores": scores, "weights": w})
     return rows, out
 

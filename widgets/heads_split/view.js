@@ -18,7 +18,7 @@ export function mount(root, api) {
       ...state.heads.map((h) => {
         const div = el("div", "hs-head");
         const table = el("table");
-        table.append(el("caption", "hs-caption", `${h.label} 的权重`));
+        table.append(el("caption", "cw-sr", `${h.label} 的权重`));
         const tbody = el("tbody");
         for (const b of h.bars) {
           const tr = el("tr");
