@@ -253,6 +253,25 @@ def noise_sources(reading, unigram):
             "df": reading["df"], "sd": reading["sd"]}
 
 
+def threshold_sources(reading, unigram):
+    """Where a reading's (read_at) threshold T comes from: the residuals to each 3-run-or-more arm's median that
+    set it (`n`), how many come from arms on the unigram plateau (`stuck`), how many are exactly 0
+    (`zeros`; an odd arm's median run always is one), how many of those are on the plateau
+    (`stuck_zeros`); and T with the arms off the plateau alone (`moving_threshold`) and the arms it
+    splits then (`moving_split`), so a split can be told from the rule's low T."""
+    arms = reading["arms"]
+    rows = []
+    for n, a in arms.items():
+        if len(a) >= 3:
+            med = seeds.median(a.values())
+            rows += [(v - med, med > unigram - STUCK) for v in a.values()]
+    moving = {n: a for n, a in arms.items() if seeds.median(a.values()) <= unigram - STUCK}
+    h = seeds.health(moving)
+    return {"n": len(rows), "stuck": sum(st for _, st in rows), "zeros": sum(r == 0 for r, _ in rows),
+            "stuck_zeros": sum(r == 0 and st for r, st in rows),
+            "moving_threshold": h["threshold"], "moving_split": sorted(n for n, v in h["split"].items() if v)}
+
+
 def holds_on_moving_noise(c, noise):
     """Whether a measured contrast stays beyond its 95 % half-width when the noise is the off-plateau
     arms' alone (noise_sources' moving_sd, moving_df); None where that noise cannot be estimated."""
@@ -405,6 +424,37 @@ def block_cosines(probes, names=("post_ln_warmup", "post_ln_no_warmup")):
     return [(min(c), max(c)) for c in zip(*rows)] if rows else []
 
 
+def own_direction(probes, names=("post_ln_warmup", "post_ln_no_warmup"), depth=1):
+    """How much of each position's own token embedding the stream keeps after block `depth`: the
+    probes' own-embedding cosine there for the runs of `names` (every seed, `post`) and for every
+    other run probed (`pre`, Pre-LN); `kept` counts the Post-LN runs above every Pre-LN value."""
+    post = [p["own_embedding_cosine_by_depth"][depth] for n in names for p in probes.get(n, {}).values()]
+    pre = [p["own_embedding_cosine_by_depth"][depth] for n, v in probes.items() if n not in names
+           for p in v.values() if "own_embedding_cosine_by_depth" in p]
+    if not post or not pre:
+        return None
+    return {"post": post, "pre_max": max(pre), "pre_min": min(pre), "n": len(post),
+            "kept": sum(c > max(pre) for c in post), "kept_min": min((c for c in post if c > max(pre)), default=None),
+            "kept_max": max(post)}
+
+
+SAME_SCHEDULE_REF = "layernorm"  # the undecayed run with the decay runs' seed, batches and lr schedule
+
+
+def gain_reference(gains, undecayed, decayed="gain_decay", ref=SAME_SCHEDULE_REF):
+    """The decay run and the same-schedule undecayed reference (`ref`), each against `undecayed`, norm by
+    norm (per-norm median gain minus undecayed's): the gaps' range, and how many norms the decay run
+    is lower on; `ref_median_gap` is the reference's median minus undecayed's."""
+    if undecayed is None or decayed not in gains or ref not in gains:
+        return None
+    base = [n["p50"] for n in undecayed["norms"]]
+    d = [n["p50"] - b for n, b in zip(gains[decayed]["norms"], base)]
+    r = [n["p50"] - b for n, b in zip(gains[ref]["norms"], base)]
+    return {"label": LABELS[ref], "ref_median_gap": gains[ref]["median"] - undecayed["median"], "n": len(d),
+            "decay_lower": sum(x < 0 for x in d), "decay_min": min(d), "decay_max": max(d),
+            "ref_min": min(r), "ref_max": max(r), "ref_abs_max": max(abs(x) for x in r)}
+
+
 def warmup_box(compare, late, runs, probes, untuned):
     """Everything the page says our model measured about warm-up, for its one box: Pre-LN with and
     without at the short step (both losses), Post-LN with and without at the short step (both
@@ -463,6 +513,7 @@ def norm_facts(data, ablation, untuned_factor=None):
     for key in ("val_loss", "train_loss"):  # where each reading's noise comes from, and whether a measured
         c = compare[key]                       # gap holds on the off-plateau arms' noise alone
         c["noise"] = noise_sources(c["reading"], unigram)
+        c["threshold_sources"] = threshold_sources(c, unigram)
         c["moving_holds"] = {n: holds_on_moving_noise(c[n], c["noise"]) for n in PAIRS if n in c and c[n]["measured"]}
     ln_at = read_at(runs, seed_runs, ablation, layernorm["steps_trained"]) if layernorm else None
     beta2 = card["configs"]["train"]["beta2"]
@@ -491,6 +542,7 @@ def norm_facts(data, ablation, untuned_factor=None):
         "probes_short": probes_short,
         "collapse": collapse(runs, seed_runs),
         "block_cosines": block_cosines(probes_short),
+        "own_direction": own_direction(probes_short),
         "beta2": beta2,
         "warmup": warmup_box(compare, late, runs, probes_short, untuned),
         "curves": curve_facts(runs, every, unigram, data["references"]["bigram"], card["training"]["steps"]),
@@ -510,6 +562,7 @@ def norm_facts(data, ablation, untuned_factor=None):
         "undecayed_others": [] if undecayed is None else [
             {**g, "label": LABELS[g["run"]]} for g in gains.values()
             if not g["decay"] and g["steps"] == undecayed["steps"] and g["run"] != undecayed["run"]],
+        "gain_reference": gain_reference(gains, undecayed),
         "decay_factor": data["gains"]["decay_factor"],
         "speed": data["speed"],
         "new_minutes": card["budget"]["new_runs_seconds"] / 60,

@@ -221,3 +221,28 @@ def test_the_undecayed_references_and_the_block_cosines():
     assert norm.block_cosines(probes) == [(0.0, 0.1), (0.5, 0.9), (0.98, 1.0)]
     assert norm.block_cosines({}) == []
     assert f["adam"]["embedding_init_rms"] == data["first_step"]["models"][0]["groups"]["embedding"]["init_rms"]
+
+
+def test_threshold_sources_own_direction_and_the_gain_reference():
+    """The fifth reads: where T comes from (plateau arms, zero residuals, T off the plateau alone),
+    how much of its own token block 1 keeps, and the same-schedule gain reference."""
+    unigram = 7.0
+    arms = {"pre_warm": {0: 5.5, 1: 6.3, 2: 6.5, 3: 6.7, 4: 6.1},
+            "post_cold": {0: 6.97, 1: 6.972, 2: 6.971}, "pre_cold": {0: 6.0, 1: 6.3, 2: 6.6}}
+    ts = norm.threshold_sources({"arms": arms}, unigram)
+    assert ts["n"] == 11 and ts["stuck"] == 3 and ts["zeros"] == 3 and ts["stuck_zeros"] == 1
+    assert ts["moving_threshold"] == norm.seeds.health({n: a for n, a in arms.items() if n != "post_cold"})["threshold"]
+    assert ts["moving_threshold"] > norm.seeds.read(arms)["threshold"]
+    probes = {"post_ln_warmup": {0: {"own_embedding_cosine_by_depth": [1.0, 0.6]}},
+              "post_ln_no_warmup": {0: {"own_embedding_cosine_by_depth": [1.0, -0.1]}},
+              "baseline": {0: {"own_embedding_cosine_by_depth": [1.0, 0.2]}}}
+    od = norm.own_direction(probes)
+    assert od["n"] == 2 and od["kept"] == 1 and od["pre_max"] == 0.2 and od["kept_min"] == od["kept_max"] == 0.6
+    assert norm.own_direction({"baseline": probes["baseline"]}) is None
+    g = lambda *p50: {"median": sorted(p50)[1], "norms": [{"p50": v} for v in p50]}
+    gains = {"gain_decay": g(0.9, 0.95, 0.97), "layernorm": g(1.0, 0.99, 1.02)}
+    gr = norm.gain_reference(gains, g(1.0, 1.0, 1.0))
+    assert gr["decay_lower"] == 3 and gr["decay_min"] == pytest.approx(-0.1) and gr["decay_max"] == pytest.approx(-0.03)
+    assert gr["ref_min"] == pytest.approx(-0.01) and gr["ref_max"] == pytest.approx(0.02)
+    assert gr["ref_median_gap"] == pytest.approx(0.0) and gr["label"] == norm.LABELS["layernorm"]
+    assert norm.gain_reference({}, g(1.0, 1.0, 1.0)) is None
