@@ -11,7 +11,8 @@ ablation.json / baseline-seeds.json), or the arms are refused: they would pair w
 
 facts.rope_arms:
   primary      the declaration: pairs, key, step, predictions, declared (date)
-  runs         {arm: [seeds finished]}; missing: the declared (arm, seed) pairs not finished yet
+  runs         {arm: [seeds finished]}; missing: the declared (arm, seed) pairs not finished yet; missing_by_arm
+               {arm: [seeds]}
   readings     {key: {"arms": {arm: {seed: loss}}, "failed", "split", "sd", "df", "contrasts": {"a-b": contrast}}}
                (the primary key's contrasts Holm-corrected, each with "primary": True)
   said         {"a-b": seeds.say(...) on the primary key}
@@ -80,7 +81,10 @@ def arms_facts(doc, base):
     for r in doc["runs"]:
         runs.setdefault(r["variant"], []).append(r["seed"])
     main = readings[p["key"]]["contrasts"]
-    return {"primary": p, "runs": runs, "missing": doc["missing"], "readings": readings,
+    missing_by_arm = {}
+    for arm, seed in doc["missing"]:
+        missing_by_arm.setdefault(arm, []).append(seed)
+    return {"primary": p, "runs": runs, "missing": doc["missing"], "missing_by_arm": missing_by_arm, "readings": readings,
             "said": {name: seeds.say(c) for name, c in main.items()}, "heads": heads_facts(doc["heads"]),
             "head_seed": doc["heads"]["seed"]}
 

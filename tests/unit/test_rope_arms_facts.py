@@ -81,6 +81,7 @@ def test_missing_seeds_and_heads_are_passed_on():
     assert f["missing"] == [["abs_pos", 0], ["abs_pos", 1], ["abs_pos", 2]] and f["runs"]["nope"] == [0, 1, 2]
     h = f["heads"]["baseline"]
     assert f["head_seed"] == 1, "the page names whose heads it shows"
+    assert f["missing_by_arm"] == {"abs_pos": [0, 1, 2]}
     assert h["previous"] == {"layer": 2, "head": 4, "share": pytest.approx(0.4)}
     assert h["punctuation"] == {"layer": 2, "head": 4, "share": 0.3}
 
