@@ -1,5 +1,6 @@
 """C4 第 3 课 (归一化): every number on the page comes from facts or a widget model, the claims
 the page makes about the widgets hold in the models, and the page has its contract's sections."""
+import json
 import re
 
 from support import ROOT
@@ -61,6 +62,37 @@ def test_the_placement_claims_hold_in_the_stack(site_dir):
     for widget in ("batch-trap", "norm-token", "norm-placement", "warmup-curves"):
         assert f'data-widget="{widget}"' in html
     assert 'data-exercise="c4/l3/rms-norm"' in html and 'data-exercise="c4/l3/pre-post-stack"' in html
+
+
+def test_the_rms_norm_exercise_checks_scale_invariance_first(site_dir):
+    """Student read 5, F7: the visible checks ask the lesson's question (does 1000 x give what x
+    gives?); the numbers, ⑤'s x among them, are hidden cases, and ⑤'s are the widget's."""
+    check = json.loads((site_dir / "exercises" / "c4" / "l3" / "rms-norm" / "check.json").read_text(encoding="utf-8"))
+    seen = [c for c in check["cases"] if c["seen"]]
+    hidden = [c for c in check["cases"] if not c["seen"]]
+    assert seen and all(c["input"][0] == "scale" and c["expected"] is True for c in seen)
+    assert hidden and all(c["input"][0] == "value" for c in hidden)
+    nt = load_model("norm-token")
+    x = nt.PARAMS["x"]
+    fifth = next(c for c in hidden if c["input"][1] == x and not any(c["input"][2]))
+    assert all(abs(a - b) < 1e-9 for a, b in zip(fifth["expected"], nt.rms_norm(x, 0.0, 1e-5)["out"]))
+    assert any(not any(c["input"][1]) for c in hidden), "the all-zero vector"
+
+
+def test_the_student_fifth_read_steps_are_on_the_page(site_dir):
+    """Student read 5: F4 Xiong's two phenomena (theorem and experiment told apart), F6 why the
+    tangent scales, F8 what the last sub-layer reads under c, F3 no init-gradient clause in 误解五,
+    F9 warm-up glossed where first named, Kosson's batch-size clause, why Post-LN is still wanted."""
+    html = page(site_dir)
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "他们的实验（不是定理）还显示了另一件事" in text and "定理说的两个" not in text
+    assert "为什么是正切" in text
+    ts = facts()["residual"]["trained_stream"]
+    if ts:
+        r = ts["relative"]
+        assert f"最后一个子层之前流是 {num(r[-2], 2)}，除以" in text and f"它读到的是 {num(r[-2] / r[-1], 2)}" in text
+    assert "反而比 Pre-LN 的小" not in text.split("误解五")[1].split("⑦ 证据三问")[0]
+    assert "第 3 步细讲" in text and "临界批大小" in text and "Post-LN 也没有被扔掉" in text
 
 
 def test_sections_follow_the_contract(site_dir):
@@ -133,10 +165,18 @@ def check_v2_readings(html, text, n):
         assert f"组内最多差 {num(ns['stuck_range'], 3)}" in text and f"组内标准差是 {num(ns['moving_sd'], 3)}" in text
         if ns["moving_sd"] > ns["sd"]:
             assert "对已经离开平台、还在快速下降的组偏小" in text
+    # the student's fifth read (F5): a reading outside the primary comparisons is description, and
+    # says so where it is beyond the band (「超出误差（描述）」, not 「测到」)
+    def shown(c):
+        return c["say"] if c.get("primary") else c["say"].replace("：测到", "：超出误差（描述）")
     for name in ("post_warm-pre_cold", "post_cold-pre_cold", "post_cold-post_warm", "pre_cold-pre_warm"):
-        assert v[name]["say"] in text and t[name]["say"] in text, name
+        assert shown(v[name]) in text and shown(t[name]) in text, name
+        for c in (v[name], t[name]):
+            if c["measured"] and not c.get("primary"):
+                assert c["say"] not in text, c["say"]
     for name in ("post_warm-pre_warm", "post_cold-pre_warm"):
-        assert v[name]["say"] in text, name
+        assert shown(v[name]) in text, name
+    assert "超出误差时写作「超出误差（描述）」" in text and "先定还是后定都改不了它" in text
     xi = v["post_warm-pre_cold"]
     assert ("Holm 校正后仍算测到" in text) == bool(xi["holm"])
     if xi["direction"] > 0:  # the thesis, where v2 measures it
@@ -278,7 +318,9 @@ def test_the_widget_keeps_post_ln_larger_under_gpt2_writes_and_our_embedding_fli
     n = facts()["norm"]
     if n:
         g = n["gradients"]
-        assert f"只把嵌入放大到 RMS 1，两者就成了 {num(g['controls']['embed_unit']['pre_over_post'], 2)} 倍" in text
+        assert f"只把嵌入放大到 RMS 1、写回规则不变，两者就成了 {num(g['controls']['embed_unit']['pre_over_post'], 2)} 倍" in text
+        # the student's fifth read (F3): the stack's leftover ratio is not taught as a standing direction
+        assert "这个方向还在" not in text and "这个比值跟着流有多大走" in text
     # 3-12: 4.2 is explained by the stream's measured RMS ratio, the rest said
     rms = [sum(npl.final_rms("pre", d, s) for s in npl.SEEDS) for d in (2, 32)]
     assert f"32 层时流的 RMS 是 2 层时的 {num(rms[1] / rms[0], 1)} 倍" in text and "其余约" in text

@@ -11,7 +11,9 @@
 # - `w`：$d$ 个数，实际乘的增益是 $1 + w_i$（$w$ 全为 0 时增益就是 1）；
 # - `eps`：加在均方里、根号里面的那个小数。
 #
-# 返回 $d$ 个数的列表：$x_i \,/\, \sqrt{\tfrac{1}{d}\sum_j x_j^2 + \epsilon} \cdot (1 + w_i)$。写对了，⑤ 的 $x = ({{ x0 | join(", ") }})$、$w$ 全 0、$\epsilon = 10^{-5}$ 得到 $({{ nt.rms_norm(x0).out | map("num", 3) | join(", ") }})$。检查还会换别的长度、别的 $w$ 和 $\epsilon$，包括全是 0 的向量。
+# 返回 $d$ 个数的列表：$x_i \,/\, \sqrt{\tfrac{1}{d}\sum_j x_j^2 + \epsilon} \cdot (1 + w_i)$。
+#
+# 这一课要归一化做到的，是「读到的输入和流有多大无关」。所以检查先看这一点：把 ⑤ 的 $x = ({{ x0 | join(", ") }})$ 每个数都乘上 1000，`rms_norm` 的输出应该和原来一样（$\epsilon$ 很小，由它带来的差别小到可以不计），$w$ 全 0 和 $w$ 不全为 0 各看一次。然后才逐个数核对：换别的 $x$、别的长度、别的 $w$ 和 $\epsilon$，包括全是 0 的向量；这些输入任务里不给出。
 
 # %% starter
 import math
@@ -41,16 +43,20 @@ print(rms_norm([1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 0.0, 0.0], 1e-5))
 # %% cases
 nt = model("norm-token")
 x0 = nt.PARAMS["x"]
-cases = [[x0, [0.0] * len(x0), 1e-5], [x0, [0.5, 0.0, -0.5, 0.0], 1e-5], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 1e-5]]
-plain = nt.rms_norm(x0, 0.0, 1e-5)["out"]
-expected = [plain, [v * (1 + wi) for v, wi in zip(plain, cases[1][1])], [0.0, 0.0, 0.0]]
+w0 = [0.0] * len(x0)
+w1 = [0.5, 0.0, -0.5, 0.0]
+# Visible: the lesson's property, scale invariance (the student's own output with x and with 1000 x).
+cases = [["scale", x0, w0, 1e-5, 1000.0], ["scale", x0, w1, 1e-5, 1000.0]]
+expected = [True, True]
 
 
 def unseen(rng):
-    out = []
+    # Hidden: the numbers themselves. First ⑤'s x (its output is the norm-token widget's, pinned in
+    # tests/build/test_lesson_norm.py), with a gain, and the all-zero vector; then random ones.
+    out = [["value", x0, w0, 1e-5], ["value", x0, w1, 1e-5], ["value", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 1e-5]]
     for _ in range(10):
         d = rng.randint(1, 6)
-        out.append([[round(rng.uniform(-5, 5), 2) for _ in range(d)],
+        out.append(["value", [round(rng.uniform(-5, 5), 2) for _ in range(d)],
                     [round(rng.uniform(-1, 1), 2) for _ in range(d)], rng.choice([1e-5, 1e-2, 1.0])])
     return out
 
@@ -59,13 +65,29 @@ def unseen(rng):
 defines = ["rms_norm"]
 
 
+def same_after_scaling(you, x, w, eps, k):
+    """Whether rms_norm(k x) gives what rms_norm(x) gives, each number within 1e-4 (relative for
+    large ones). An output that is not d numbers comes back as it is (None while unfinished)."""
+    plain = you.rms_norm(list(x), list(w), eps)
+    scaled = you.rms_norm([k * v for v in x], list(w), eps)
+    for out in (plain, scaled):
+        if not isinstance(out, (list, tuple)) or len(out) != len(x):
+            return out
+    return all(abs(p - q) <= 1e-4 * max(1.0, abs(p)) for p, q in zip(plain, scaled))
+
+
 def result(you, case):
-    x, w, eps = case
+    if case[0] == "scale":
+        return same_after_scaling(you, *case[1:])
+    _, x, w, eps = case
     return you.rms_norm(list(x), list(w), eps)
 
 
 def show(case):
-    x, w, eps = case
+    if case[0] == "scale":
+        _, x, w, eps, k = case
+        return f"把 x = {x} 每个数乘 {k:g}，rms_norm(x, {w}, {eps:g}) 的输出是否不变"
+    _, x, w, eps = case
     return f"rms_norm({x}, {w}, {eps:g})"
 
 
