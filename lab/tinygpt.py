@@ -41,6 +41,14 @@ TRAIN_CHARS = 30000
 VAL_CHARS = 6000
 HELDOUT_CHARS = 2000  # right after the training slice: the training chapters' text, never trained on
 SAMPLE_CHARS = 60
+# Longer runs than the page's default (issue 54: do larger settings or more text pay?): the page's
+# defaults and its largest settings (a smaller learning rate: 0.01 is worse there), each on the
+# page's training slice and on ten times as much text from the same chapters' start, 3 seeds each.
+LONGER_STEPS = 4000
+LONGER_EVERY = 250
+LONGER_SEEDS = (1, 2, 3)
+LONGER_CHARS = (TRAIN_CHARS, 10 * TRAIN_CHARS)
+LARGEST = {"n_layer": 2, "n_embd": 64, "n_head": 4, "block_size": 32, "lr": 0.003}
 SAMPLE_TEMPERATURE = 0.8
 OUT = ROOT / "data" / "tiny-gpt.json"
 
@@ -122,6 +130,45 @@ def reference_runs(page, data, settings, seeds, label):
     return [s for s, _ in run.val_log], runs, samples, band
 
 
+def longer_runs(page, train_split, vocab, val_text):
+    """The page's Session trained for LONGER_STEPS at the defaults and at LARGEST, on the page's
+    training slice and on LONGER_CHARS[-1] characters: the validation and held-out losses every
+    LONGER_EVERY steps (measured as the page measures them, on the whole slices), and each text's
+    own n-gram lines on the defaults' validation characters."""
+    tok = tg.Tokenizer(vocab)
+    arms = []
+    for chars in LONGER_CHARS:
+        train_text = train_split[:chars]
+        heldout_text = train_split[chars:chars + HELDOUT_CHARS]
+        data = {"vocab": vocab, "train_text": train_text, "val_text": val_text, "heldout_text": heldout_text}
+        T = page.DEFAULTS["block_size"]
+        scored = tok.encode(val_text)[:(len(val_text) - 1) // T * T + 1]
+        unigram, bigram, _ = ngram_losses(tok.encode(train_text), scored, len(vocab))
+        for name, extra in (("defaults", {}), ("largest", LARGEST)):
+            settings = {**page.DEFAULTS, **extra, "steps": LONGER_STEPS}
+            runs = []
+            for seed in LONGER_SEEDS:
+                t0 = time.process_time()
+                run = page.Session(data, {**settings, "seed": seed}, engine=engine(), evaluate=False)
+                run.pending = None  # no validation every EVAL_EVERY steps: measured here every LONGER_EVERY
+                val, held = [], []
+                for step in range(LONGER_EVERY, LONGER_STEPS + 1, LONGER_EVERY):
+                    for _ in range(LONGER_EVERY):
+                        xs, ys = tg.get_batch(run.train_tokens, page.BATCH, run.cfg.block_size, run.rng)
+                        run.engine.train_step(run.cfg, run.W, run.opt, xs, ys)
+                    val.append(slice_loss(run, val_text))
+                    held.append(slice_loss(run, heldout_text))
+                runs.append({"seed": seed, "val": val, "heldout": held,
+                             "cpu_seconds": round(time.process_time() - t0, 1)})
+                print(f"longer: {name}, {chars} characters, seed {seed}: val {min(val):.3f} at best, "
+                      f"{val[-1]:.3f} at {LONGER_STEPS}", flush=True)
+            arms.append({"name": name, "settings": {k: settings[k] for k in page.SETTINGS if k != "seed"},
+                         "train_chars": chars, "train_sha256": hashlib.sha256(train_text.encode("utf-8")).hexdigest(),
+                         "unigram": unigram, "bigram": bigram, "runs": runs})
+    return {"steps": list(range(LONGER_EVERY, LONGER_STEPS + 1, LONGER_EVERY)), "seeds": list(LONGER_SEEDS),
+            "engine": engine().__name__, "arms": arms}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True, help="sanguo-yanyi.txt (read, never copied)")
@@ -152,6 +199,7 @@ def main(argv=None):
     # reference, so that what the page tells a phone reader to expect is measured too.
     slow_steps, slow_runs, _, slow_band = reference_runs(page, data, dict(page.SLOW_DEFAULTS), args.seeds, "phone defaults")
     slow_seconds = time.time() - t0 - default_seconds
+    longer = longer_runs(page, train_split, vocab, val_text)
     covered = sum(ch in set(vocab) for ch in val_text) / len(val_text)
     starts = [sum(len(c) for c in chapters[:i]) for i in range(len(chapters))]
 
@@ -162,7 +210,8 @@ def main(argv=None):
     out = {
         "model_card": {
             "what": "tiny-gpt page: training and validation slices of 三國演義, character vocabulary, "
-                    "n-gram reference losses and the reference band of the page's default settings",
+                    "n-gram reference losses, the reference band of the page's default settings, and longer "
+                    "runs at the page's largest settings and on ten times the training text (longer)",
             "corpus": {"file": Path(args.corpus).name, "sha256": hashlib.sha256(raw).hexdigest(),
                        "chapters": len(chapters)},
             "split": {"train_chapters": [1, VAL_FROM - 1], "val_chapters": [VAL_FROM, len(chapters)],
@@ -196,6 +245,7 @@ def main(argv=None):
         "reference": {"unigram": unigram, "bigram": bigram, "steps": steps, "runs": runs, **band, "samples": samples},
         "reference_slow": {"settings": {k: page.SLOW_DEFAULTS[k] for k in page.SETTINGS if k != "seed"},
                            "steps": slow_steps, "runs": slow_runs, **slow_band, "wall_seconds": round(slow_seconds, 1)},
+        "longer": longer,
     }
     OUT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"unigram {unigram:.3f}, bigram {bigram:.3f}; wrote {OUT.relative_to(ROOT)}")

@@ -41,7 +41,35 @@ def tinygpt_facts(d):
             "outside_band": 2 / (n + 1),
             "train_end": train_end, "heldout_end": heldout_end,
             "gap_shift": ref["band_mean"][-1] - heldout_end, "gap_unseen": heldout_end - train_end,
-            "engine": card["reference"]["engine"], "wall_seconds": card["reference"]["wall_seconds"]}
+            "engine": card["reference"]["engine"], "wall_seconds": card["reference"]["wall_seconds"],
+            "longer": longer_facts(d["longer"], len(d["train_text"]))}
+
+
+def longer_facts(longer, page_chars):
+    """Each arm of the longer runs, under "page" (trained on the page's own training slice) or
+    "more" (on more text), then its name ("defaults", "largest"): the seeds' mean
+    curve, its lowest point and step, where it ends, the range over seeds there, the held-out end,
+    and the first step where every seed (and where the mean) is below that text's bigram line."""
+    steps = longer["steps"]
+    out = {"steps": steps[-1], "every": steps[0], "seeds": longer["seeds"], "page": {}, "more": {}}
+    for arm in longer["arms"]:
+        vals = [r["val"] for r in arm["runs"]]
+        by_step = list(zip(*vals))
+        mean = [sum(v) / len(v) for v in by_step]
+        best = min(range(len(mean)), key=mean.__getitem__)
+        held_end = [r["heldout"][-1] for r in arm["runs"]]
+        out["page" if arm["train_chars"] == page_chars else "more"][arm["name"]] = {
+            "settings": arm["settings"], "train_chars": arm["train_chars"],
+            "unigram": arm["unigram"], "bigram": arm["bigram"],
+            "best": mean[best], "best_step": steps[best],
+            "best_lo": min(min(v) for v in vals), "best_hi": max(min(v) for v in vals),
+            "best_lo_above": min(min(v) for v in vals) - arm["bigram"],
+            "end": mean[-1], "end_lo": min(v[-1] for v in vals), "end_hi": max(v[-1] for v in vals),
+            "rise": mean[-1] - mean[best], "held_end": sum(held_end) / len(held_end),
+            "below_bigram_all": first_below(steps, [max(v) for v in by_step], arm["bigram"]),
+            "below_bigram_mean": first_below(steps, mean, arm["bigram"]),
+            "cpu_seconds": sum(r["cpu_seconds"] for r in arm["runs"]) / len(arm["runs"])}
+    return out
 
 
 def facts(data):
