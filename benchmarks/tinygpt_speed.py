@@ -2,7 +2,7 @@
 settings, on the page's data (data/tiny-gpt.json): in CPython, in headless Chromium on Pyodide (the
 vendored npm package, served from 127.0.0.1) and in MicroPython's WebAssembly port in Node.
 
-    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython micropython-ulab ulab ulab-train]
+    python benchmarks/tinygpt_speed.py [--steps 25] [--only cpython pyodide micropython micropython-ulab ulab ulab-train ulab-longer]
 
 The page's two engines as the page runs them (issue 54): `--only pyodide micropython-ulab` trains
 the page's Session (its validations over the whole slice and the held-out slice included) with
@@ -17,6 +17,9 @@ validation loss are outside the timed part. Prints the seconds per step, the ste
 runs in 60 s and in 5 min, and the validation loss at those steps: the training is deterministic,
 so it is the reference run of seed 1 in data/tiny-gpt.json (trained in CPython; each runtime's own
 losses up to --steps are checked against it), against the unigram line.
+
+--only ulab-longer times the longer runs' settings (data/tiny-gpt.json's `longer`) on MicroPython's ulab
+build and says how long a run on the page would take to their lowest point and to the bigram line.
 
 --only ulab-train (not in the default list: about two minutes of CPU) measures the second backend:
 it trains DEFAULTS and SLOW_DEFAULTS on MicroPython in Node with the pure engine (on the plain build
@@ -166,8 +169,8 @@ import tinygpt as tg
 import tiny_gpt_model as model
 from rng import Rng
 RUN = {}
-def make(engine, which):
-    s = model.DEFAULTS if which == "defaults" else model.SLOW_DEFAULTS
+def make(engine, which, settings=None):
+    s = settings or (model.DEFAULTS if which == "defaults" else model.SLOW_DEFAULTS)
     e = tg
     if engine == "ulab":
         import tinygpt_ulab
@@ -210,7 +213,7 @@ for (const run of job.runs) {
   for (const [stem, src] of Object.entries(job.files)) mp.FS.writeFile(`/w/${stem}.py`, src);
   mp.FS.writeFile("/w/_data.json", job.data);
   mp.runPython(job.bench);
-  mp.runPython(`make("${run.engine}", "${run.which}")`);
+  mp.runPython(`make("${run.engine}", "${run.which}", ${run.settings ? JSON.stringify(run.settings) : "None"})`);
   mp.runPython("step()");  // warm-up, untimed
   let t0 = cpu();
   for (let i = 1; i < run.steps; i++) mp.runPython("step()");
@@ -278,6 +281,43 @@ def ulab_train(runs=ULAB_RUNS):
         if base and ulab_run:
             print(f"  ulab engine / pure engine on the ulab build: {base['step_seconds'] / ulab_run['step_seconds']:.1f}x "
                   f"the steps/s", flush=True)
+
+
+def ulab_longer():
+    """The longer runs of data/tiny-gpt.json (`longer`) in time: each setting's seconds per step and per
+    validation call of the ulab engine on MicroPython's ulab build in Node (CPU time), and what a run on
+    the page would take (its steps, plus a whole validation every EVAL_EVERY steps) to the step where
+    the lab's runs were lowest and, where they crossed it, to that text's bigram line."""
+    sys.path.insert(0, str(ROOT / "widgets" / "tiny_gpt"))
+    import model
+    package = ROOT / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+    files = {m: (ROOT / "widgets" / "common" / f"{m}.py").read_text(encoding="utf-8") for m in COMMON}
+    files["tiny_gpt_model"] = (ROOT / "widgets" / "tiny_gpt" / "model.py").read_text(encoding="utf-8")
+    d = data()
+    longer = d["longer"]
+    settings = {a["name"]: {**model.DEFAULTS, **a["settings"], "seed": 1} for a in longer["arms"]}
+    job = {"files": files, "bench": ULAB_TRAIN_PY, "data": json.dumps(d, ensure_ascii=False),
+           "runs": [{"name": name, "build": "micropython-ulab.wasm", "wasm": str(package / "micropython-ulab.wasm"),
+                     "engine": "ulab", "which": name, "settings": s, "steps": 30, "val_calls": 5}
+                    for name, s in settings.items()]}
+    results = {r["name"]: r for r in run_node("tinygpt_ulab_train", ULAB_TRAIN, job)}
+    steps = longer["steps"]
+    for a in longer["arms"]:
+        r, s = results[a["name"]], settings[a["name"]]
+        windows = sum((len(t) - 1) // s["block_size"] for t in (d["val_text"], d["heldout_text"]))
+        validation = -(-windows // model.EVAL_PER_CALL) * r["val_seconds"]
+
+        def page_seconds(n):
+            return n * r["step_seconds"] + (n // model.EVAL_EVERY + 1) * validation
+        mean = [sum(v) / len(v) for v in zip(*[run["val"] for run in a["runs"]])]
+        best = steps[min(range(len(mean)), key=mean.__getitem__)]
+        line = (f"{a['name']:9} on {a['train_chars']:,} characters: {r['step_seconds'] * 1000:6.1f} ms/step "
+                f"({1 / r['step_seconds']:5.1f} steps/s of one core), a whole validation {validation:5.2f} s; "
+                f"to its lowest point (step {best:,}) {page_seconds(best) / 60:5.1f} min on the page")
+        crossed = next((st for st, v in zip(steps, mean) if v < a["bigram"]), None)
+        if crossed:
+            line += f", below its bigram line (step {crossed:,}) {page_seconds(crossed) / 60:5.1f} min"
+        print(line, flush=True)
 
 
 def data():
@@ -394,6 +434,9 @@ def main():
             continue
         if name == "ulab-train":
             ulab_train()
+            continue
+        if name == "ulab-longer":
+            ulab_longer()
             continue
         run = {"cpython": cpython, "pyodide": pyodide, "micropython": micropython, "micropython-ulab": micropython_ulab}[name]
         report(name, run(args.steps, d), d)
