@@ -48,6 +48,10 @@ class ModelConfig:
     # their positions (the baseline); "none": no position at all (NoPE; only the causal mask orders the tokens);
     # "learned": a learned vector per position (block_size x d_model) added to the token embedding, no rotation.
     pos: str = "rope"
+    # The induction lesson (C3 第 3 课): True gives every head a learned mix of each key with the previous
+    # position's, k'_j = sigmoid(a) k_j + (1 - sigmoid(a)) k_(j-1), before RoPE (Olsson et al. 2022's
+    # smeared key): one layer can then match "the token before key j" without a previous-token head.
+    smear_keys: bool = False
 
 
 VARIANTS = {  # the ablation: name -> overrides of ModelConfig
@@ -96,6 +100,13 @@ POSITION_VARIANTS = {
     "one_head": {"n_head": 1},
     "abs_pos": {"pos": "learned"},
 }
+# The induction lesson (C3 第 3 课, `python -m lab induction`): attention-only models of 1 and 2 layers
+# (no FFN), where induction heads are known to form (Olsson et al. 2022), and 1 layer with smeared keys.
+INDUCTION_VARIANTS = {
+    "attn_only_1l": {"d_ff": 0, "n_layer": 1},
+    "attn_only_2l": {"d_ff": 0, "n_layer": 2},
+    "smeared_1l": {"d_ff": 0, "n_layer": 1, "smear_keys": True},
+}
 # The gating lesson (`python -m lab gating`): the FFN's activation and its gate at equal parameters.
 GATING_VARIANTS = {
     "gelu_ffn": {"ffn": "gelu", "d_ff": 1032},  # two matrices of 1,032: 2 x 256 x 1,032 = 3 x 256 x 688
@@ -111,7 +122,8 @@ ATTN_MIXES = ("softmax", "prefix_mean")
 POSITIONS = ("rope", "none", "learned")
 # Fields added after the first exports: a config dict records them only when they differ from
 # their default, so every earlier variant's recorded config (and every export made from it) is unchanged.
-LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g", "attn_mix": "softmax", "pos": "rope"}
+LATER_FIELDS = {"norm_place": "pre", "norm_kind": "rms", "norm_gain": "g", "attn_mix": "softmax", "pos": "rope",
+                "smear_keys": False}
 
 
 def variant_overrides(name: str) -> dict:
@@ -120,7 +132,7 @@ def variant_overrides(name: str) -> dict:
     variant_overrides("deep_8l") -> {"n_layer": 8}; variant_overrides("deep") -> ValueError
     """
     known = {**VARIANTS, **RESIDUAL_VARIANTS, **MECHANISM_VARIANTS, **NORM_VARIANTS, **GATING_VARIANTS,
-             **ATTENTION_VARIANTS, **POSITION_VARIANTS}
+             **ATTENTION_VARIANTS, **POSITION_VARIANTS, **INDUCTION_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {sorted(known)}")
     return known[name]
@@ -253,6 +265,17 @@ class Attention(nn.Module):
             self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)  # residual output
         self.resid_drop = nn.Dropout(cfg.dropout)
+        # smear_keys: one mixing logit per head, 0 at init (half the key, half the previous one)
+        self.smear = nn.Parameter(torch.zeros(cfg.n_head)) if cfg.smear_keys else None
+
+    def smeared(self, k):
+        """k (B, H, T, hs) mixed with the previous position's key per head when smear_keys (position 0 with
+        zeros), else k itself. Attention.forward and the experiments' weight capture both call it."""
+        if self.smear is None:
+            return k
+        a = torch.sigmoid(self.smear).view(1, -1, 1, 1)  # (1, H, 1, 1)
+        prev = F.pad(k, (0, 0, 1, 0))[:, :, :-1]  # (B, H, T, hs): key j-1 at j, zeros at 0
+        return a * k + (1 - a) * prev
 
     def forward(self, x, cos, sin):
         B, T, C = x.shape
@@ -261,6 +284,7 @@ class Attention(nn.Module):
             return self.resid_drop(self.proj(self.v(x).cumsum(dim=1) / counts))  # (B, T, C)
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, C) each
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
+        k = self.smeared(k)
         if cos is not None:
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, hs)

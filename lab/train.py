@@ -45,6 +45,8 @@ class TrainConfig:
     eval_every: int = 200  # steps between evaluations on the full validation split
     ckpt_every: int = 50  # steps between checkpoints
     stop_at: int = 0  # stop after this many steps of the schedule (0 = all): the full run's trajectory up to there
+    snapshot_every: int = 0  # > 0: the model's weights also kept at step 0 and every this many steps, in
+    #                          snapshots/step<NNNNN>.pt (the induction lesson's probes over training); 0 = none
     device: str = "auto"  # auto = cuda when present, else cpu
     amp: str = "off"  # bf16 autocast for training: off = fp32 everywhere (one precision for every run); auto = when supported; on
     threads: int = 0  # torch CPU threads; 0 = torch's default
@@ -57,12 +59,12 @@ class TrainConfig:
 
 # Fields that may differ when a run resumes (they do not change the trajectory).
 RESUMABLE_DIFFERENCES = {"out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads", "progress",
-                         "bar_position", "stop_at"}
+                         "bar_position", "stop_at", "snapshot_every"}
 
 
 # Fields added after the first exports, recorded only when they differ from the default
 # (recorded_train_config), so every earlier run's checkpoint resumes and every export reads as before.
-LATER_FIELDS = {"norm_weight_decay": False}
+LATER_FIELDS = {"norm_weight_decay": False, "snapshot_every": 0}
 
 
 def recorded_train_config(cfg: TrainConfig) -> dict:
@@ -200,6 +202,14 @@ def run(cfg: TrainConfig) -> dict:
         torch.save(ckpt, out / "ckpt.pt.tmp")
         os.replace(out / "ckpt.pt.tmp", ckpt_path)  # atomic: a kill never leaves half a checkpoint
 
+    def snapshot():
+        """The weights at this step, kept (before the checkpoint of the same step, so a resumed run has them)."""
+        snaps = out / "snapshots"
+        snaps.mkdir(exist_ok=True)
+        path = snaps / f"step{state['step']:05d}.pt"
+        torch.save(model.state_dict(), path.with_suffix(".tmp"))
+        os.replace(path.with_suffix(".tmp"), path)
+
     print(f"train config: {json.dumps(recorded_train_config(cfg))}")
     print(f"model config: {json.dumps(recorded_config(mcfg))}; {model.num_params():,} parameters; device {device};"
           f" bf16 autocast {use_amp}; {torch.get_num_threads()} threads")
@@ -210,6 +220,8 @@ def run(cfg: TrainConfig) -> dict:
     probe_idx = probe_batch(val_data, cfg.block_size).to(device)
     if state["step"] == 0 and not state["probes"]:
         state["probes"].append({"step": 0, **token_identity(model, probe_idx)})
+    if state["step"] == 0 and cfg.snapshot_every:
+        snapshot()
     model.train()
     wall0 = time.time()
     wall_base = state["wall_seconds"]
@@ -246,6 +258,8 @@ def run(cfg: TrainConfig) -> dict:
             bar.write(f"{cfg.variant} s{cfg.seed} step {state['step']}: train {state['evals'][-1]['train_loss']:.3f}"
                       f" val {val:.4f} ({tok_s:,.0f} tok/s)")
         state["wall_seconds"] = wall_base + time.time() - wall0
+        if cfg.snapshot_every and (state["step"] % cfg.snapshot_every == 0 or state["step"] == last):
+            snapshot()
         if state["step"] % cfg.ckpt_every == 0 or state["step"] == last:
             save()
     bar.close()

@@ -128,6 +128,7 @@ class AttentionCapture:
             H = module.n_head
             q, k, v = module.qkv(x).split(C, dim=2)  # (B, T, C) each
             q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hs)
+            k = module.smeared(k)  # the smeared-key model's mix (lab/model.py smear_keys), else k
             if cos is not None:  # None: a model without RoPE (lab/model.py pos="none" or "learned")
                 q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # (B, H, T, hs)
             scores = q @ k.transpose(-2, -1) / math.sqrt(C // H)  # (B, H, T, T)

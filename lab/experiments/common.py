@@ -42,7 +42,7 @@ MACHINE_PATHS = ("work_dir", "out_dir", "data_dir")
 LATER_PREPARE = {"val_fraction": 0.08}
 # TrainConfig fields that never change a trajectory: runs may differ in them.
 TRAJECTORY_FREE = ("variant", "seed", "out_dir", "data_dir", "eval_every", "ckpt_every", "device", "threads",
-                   "progress", "bar_position", "stop_at")
+                   "progress", "bar_position", "stop_at", "snapshot_every")
 
 
 # --- settings ------------------------------------------------------------------------------------

@@ -41,6 +41,9 @@ from lab.prepare import val_segments
 NAME = "induction"
 DEFAULT_OUT = "data/real-model/induction"
 FILE = "induction/induction.json"
+CURVES_FILE = "induction/curves.json"
+PARTS = ("final", "curve")
+SNAPSHOT = re.compile(r"^step(?P<step>\d+)\.pt$")
 RUN_DIR = re.compile(r"^(?P<variant>.+)-s(?P<seed>\d+)$")
 
 
@@ -60,6 +63,9 @@ class Config:
     late_to: int = 250
     threads: int = 0  # torch's CPU threads (0 = torch's default)
     command: str = ""  # the command to record (default: this process's command line)
+    part: str = "final"  # "final": induction.json, the finished runs; "curve": curves.json, the same measures on
+    #                      every snapshot a run kept while training (train snapshot_every=50), for the runs named
+    curve_icl_windows: int = 100  # part=curve: validation windows for each snapshot's ICL score
 
 
 # --- the measures (pure functions of tensors: the tests feed them hand-built ones) ---------------------------
@@ -273,8 +279,97 @@ def export(cfg: Config, invoked: str) -> dict:
     }
 
 
+def snapshots_of(run_dir: Path) -> list[tuple[int, Path]]:
+    """(step, path) of every weights snapshot a run kept (train snapshot_every), by step."""
+    found = [(int(m["step"]), p) for p in (run_dir / "snapshots").glob("step*.pt") if (m := SNAPSHOT.match(p.name))]
+    return sorted(found)
+
+
+def best_head(heads: list[dict], key: str) -> dict:
+    h = max(heads, key=lambda h: h[key])
+    return {"layer": h["layer"], "head": h["head"], "share": h[key]}
+
+
+def export_curves(cfg: Config, invoked: str) -> dict:
+    """The induction measures along training: every snapshot of each named run (runs= required)."""
+    work = Path(cfg.work_dir)
+    data = work / "data"
+    t0 = time.time()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    pairs, _ = chosen_runs(work, cfg.runs)
+    if not cfg.runs or not pairs:
+        raise SystemExit("part=curve: name the runs (runs=attn_only_2l:0,...); each must have kept snapshots")
+    results = [finished_run(work / f"{v}-s{s}") for v, s in pairs]
+    meta = json.loads((data / "meta.json").read_text())
+    val = train.load_tokens(data, "val")
+    segments = [(a, b) for _, a, b in val_segments(meta)]
+    eligible, n_special = eligible_tokens(data, cfg.fragments)
+    seqs = draw_sequences(eligible, cfg.sequences, cfg.length, cfg.seed)
+    rows = []
+    for (variant, seed), result in zip(pairs, results):
+        t1 = time.time()
+        run_dir = work / f"{variant}-s{seed}"
+        snaps = snapshots_of(run_dir)
+        if len(snaps) < 2:
+            raise FileNotFoundError(f"{run_dir}: no snapshots (train it with snapshot_every=50)")
+        model = load_model(run_dir)  # the finished weights; each snapshot's are loaded in turn
+        mc = model.cfg
+        check_ranges(cfg, mc.block_size)
+        starts = windows_in(segments, mc.block_size, cfg.curve_icl_windows)
+        evals = {e["step"]: e["val_loss"] for e in result["history"]}
+        losses = result["step_losses"]
+        points = []
+        for step, path in snaps:
+            model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+            model.eval()
+            scan = repeat_scan(model, seqs, cfg.length)
+            icl = icl_score(position_losses(model, val, starts, mc.block_size), (cfg.early_from, cfg.early_to),
+                            (cfg.late_from, cfg.late_to))
+            recent = losses[max(0, step - 50): step]
+            points.append({"step": step, "repeat_gain": scan["repeat"]["gain"],
+                           "prefix_matching": best_head(scan["heads"], "prefix_matching"),
+                           "previous": best_head(scan["heads"], "previous"), "icl": icl["score"],
+                           "train_loss": round(sum(recent) / len(recent), 4) if recent else None,
+                           "val_loss": evals.get(step)})
+        smear = [[round(float(a), 4) for a in torch.sigmoid(b.attn.smear.detach())] for b in model.blocks
+                 if getattr(b.attn, "smear", None) is not None]
+        rows.append({"variant": variant, "seed": seed, "n_layer": mc.n_layer, "n_head": mc.n_head,
+                     "d_ff": mc.d_ff, "smear_keys": bool(mc.smear_keys), "steps": result["steps_trained"],
+                     "val_loss": finite(result["val_loss"]), "points": points,
+                     "final_smear": smear or None, "seconds": round(time.time() - t1, 1)})
+        last = points[-1]
+        print(f"induction curve: {variant}-s{seed}: {len(points)} snapshots; at step {last['step']} repeat gain"
+              f" {last['repeat_gain']:+.3f}, prefix matching {last['prefix_matching']['share']:.3f}, ICL {last['icl']:+.3f};"
+              f" {rows[-1]['seconds']} s", flush=True)
+    ref_pm, ref_prev = head_scores(prefix_average(2 * cfg.length), cfg.length)
+    return {
+        "schema_version": 1,
+        "sequences": {"count": cfg.sequences, "length": cfg.length, "seed": cfg.seed, "drawn_from": len(eligible),
+                      "special_excluded": n_special, "fragments": cfg.fragments},
+        "measures": ("at every snapshot: the repeat gain, the best head's prefix-matching and previous-token shares"
+                     " (as induction.json's, on the same sequences), the ICL score on curve_icl_windows validation"
+                     " windows, the mean training loss of the 50 steps before, and the validation loss where the run"
+                     " evaluated at that step"),
+        "reference": {"prefix_matching": round(float(ref_pm), 4), "previous": round(float(ref_prev), 4)},
+        "runs": rows,
+        "model_card": {"hardware": hardware(results[0]), "corpus": corpus_block(meta),
+                       "train_config": shared_settings(results)},
+        "export_config": portable_config(asdict(cfg)),
+        "seconds": round(time.time() - t0, 1),
+        **provenance(cfg.command or invoked, git_lab_commit()),
+    }
+
+
 def run_export(cfg: Config, invoked: str = "python -m lab induction") -> dict:
     print("induction config:", json.dumps(asdict(cfg), ensure_ascii=False))
+    if cfg.part not in PARTS:
+        raise SystemExit(f"part={cfg.part!r}; known: {PARTS}")
+    if cfg.part == "curve":
+        doc = export_curves(cfg, invoked)
+        path = schema.write_validated(CURVES_FILE, doc, cfg.out_dir)
+        print(f"induction curve: {len(doc['runs'])} runs; wrote {path} ({path.stat().st_size:,} B) in {doc['seconds']} s")
+        return doc
     doc = export(cfg, invoked)
     path = schema.write_validated(FILE, doc, cfg.out_dir)
     skipped = f"; not finished, left out: {doc['skipped']}" if doc["skipped"] else ""
