@@ -48,7 +48,7 @@ LONGER_STEPS = 4000
 LONGER_EVERY = 250
 LONGER_SEEDS = (1, 2, 3)
 LONGER_CHARS = (TRAIN_CHARS, 10 * TRAIN_CHARS)
-LARGEST = {"n_layer": 2, "n_embd": 64, "n_head": 4, "block_size": 32, "lr": 0.003}
+LARGEST_LR = 0.003  # the page's largest settings (the top of each range it allows) train with this rate
 SAMPLE_TEMPERATURE = 0.8
 OUT = ROOT / "data" / "tiny-gpt.json"
 
@@ -144,21 +144,24 @@ def longer_runs(page, train_split, vocab, val_text):
         T = page.DEFAULTS["block_size"]
         scored = tok.encode(val_text)[:(len(val_text) - 1) // T * T + 1]
         unigram, bigram, _ = ngram_losses(tok.encode(train_text), scored, len(vocab))
-        for name, extra in (("defaults", {}), ("largest", LARGEST)):
+        largest = {**{k: page.LIMITS[k][1] for k in ("n_layer", "n_embd", "n_head", "block_size")}, "lr": LARGEST_LR}
+        probe_text = train_text[:VAL_CHARS]  # trained-on characters, as many as the validation slice has
+        for name, extra in (("defaults", {}), ("largest", largest)):
             settings = {**page.DEFAULTS, **extra, "steps": LONGER_STEPS}
             runs = []
             for seed in LONGER_SEEDS:
                 t0 = time.process_time()
                 run = page.Session(data, {**settings, "seed": seed}, engine=engine(), evaluate=False)
                 run.pending = None  # no validation every EVAL_EVERY steps: measured here every LONGER_EVERY
-                val, held = [], []
+                val, held, trained = [], [], []
                 for step in range(LONGER_EVERY, LONGER_STEPS + 1, LONGER_EVERY):
                     for _ in range(LONGER_EVERY):
                         xs, ys = tg.get_batch(run.train_tokens, page.BATCH, run.cfg.block_size, run.rng)
                         run.engine.train_step(run.cfg, run.W, run.opt, xs, ys)
                     val.append(slice_loss(run, val_text))
                     held.append(slice_loss(run, heldout_text))
-                runs.append({"seed": seed, "val": val, "heldout": held,
+                    trained.append(slice_loss(run, probe_text))
+                runs.append({"seed": seed, "val": val, "heldout": held, "trained": trained,
                              "cpu_seconds": round(time.process_time() - t0, 1)})
                 print(f"longer: {name}, {chars} characters, seed {seed}: val {min(val):.3f} at best, "
                       f"{val[-1]:.3f} at {LONGER_STEPS}", flush=True)
@@ -166,7 +169,22 @@ def longer_runs(page, train_split, vocab, val_text):
                          "train_chars": chars, "train_sha256": hashlib.sha256(train_text.encode("utf-8")).hexdigest(),
                          "unigram": unigram, "bigram": bigram, "runs": runs})
     return {"steps": list(range(LONGER_EVERY, LONGER_STEPS + 1, LONGER_EVERY)), "seeds": list(LONGER_SEEDS),
+            "trained_chars": VAL_CHARS,
             "engine": engine().__name__, "arms": arms}
+
+
+def passage_check(train_text, heldout_text, vocab):
+    """How hard the held-out slice is in itself: a bigram counted on the training slice's first half only,
+    scored on its second half and on the held-out slice (neither seen by it), and each slice's share of
+    characters outside the vocabulary (□)."""
+    tok = tg.Tokenizer(vocab)
+    half = len(train_text) // 2
+    first, second, held = (tok.encode(t) for t in (train_text[:half], train_text[half:], heldout_text))
+    _, on_second, _ = ngram_losses(first, second, len(vocab))
+    _, on_held, _ = ngram_losses(first, held, len(vocab))
+    outside = lambda text: sum(ch not in set(vocab) for ch in text) / len(text)  # noqa: E731
+    return {"fit_chars": half, "bigram_second_half": on_second, "bigram_heldout": on_held,
+            "unk_train": outside(train_text), "unk_heldout": outside(heldout_text)}
 
 
 def main(argv=None):
@@ -200,6 +218,7 @@ def main(argv=None):
     slow_steps, slow_runs, _, slow_band = reference_runs(page, data, dict(page.SLOW_DEFAULTS), args.seeds, "phone defaults")
     slow_seconds = time.time() - t0 - default_seconds
     longer = longer_runs(page, train_split, vocab, val_text)
+    passages = passage_check(train_text, heldout_text, vocab)
     covered = sum(ch in set(vocab) for ch in val_text) / len(val_text)
     starts = [sum(len(c) for c in chapters[:i]) for i in range(len(chapters))]
 
@@ -246,6 +265,7 @@ def main(argv=None):
         "reference_slow": {"settings": {k: page.SLOW_DEFAULTS[k] for k in page.SETTINGS if k != "seed"},
                            "steps": slow_steps, "runs": slow_runs, **slow_band, "wall_seconds": round(slow_seconds, 1)},
         "longer": longer,
+        "passages": passages,
     }
     OUT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"unigram {unigram:.3f}, bigram {bigram:.3f}; wrote {OUT.relative_to(ROOT)}")

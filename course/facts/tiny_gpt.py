@@ -39,10 +39,15 @@ def tinygpt_facts(d):
             # a run with another seed, from the same distribution, lands outside the range of n
             # runs at a given step with probability 2 / (n + 1) (it is the lowest or the highest of n + 1)
             "outside_band": 2 / (n + 1),
+            # ... and at some step of its curve: each seed against the band of the others
+            "leaves_band": sum(any(not min(o[i] for o in others) <= v <= max(o[i] for o in others)
+                                   for i, v in enumerate(r["val"]))
+                               for r in runs for others in [[o["val"] for o in runs if o is not r]]),
             "train_end": train_end, "heldout_end": heldout_end,
             "gap_shift": ref["band_mean"][-1] - heldout_end, "gap_unseen": heldout_end - train_end,
             "engine": card["reference"]["engine"], "wall_seconds": card["reference"]["wall_seconds"],
-            "longer": longer_facts(d["longer"], len(d["train_text"]))}
+            "longer": longer_facts(d["longer"], len(d["train_text"])),
+            "passages": {**d["passages"], "harder": d["passages"]["bigram_heldout"] - d["passages"]["bigram_second_half"]}}
 
 
 def longer_facts(longer, page_chars):
@@ -51,7 +56,19 @@ def longer_facts(longer, page_chars):
     curve, its lowest point and step, where it ends, the range over seeds there, the held-out end,
     and the first step where every seed (and where the mean) is below that text's bigram line."""
     steps = longer["steps"]
-    out = {"steps": steps[-1], "every": steps[0], "seeds": longer["seeds"], "page": {}, "more": {}}
+    out = {"steps": steps[-1], "every": steps[0], "seeds": longer["seeds"], "trained_chars": longer["trained_chars"],
+           "page": {}, "more": {}}
+
+    def curve(arm, key):
+        """The seeds' mean of one logged loss: its lowest value and step, its end, the rise from the lowest to
+        the end, and the smallest and largest rise of a single seed from its own lowest point."""
+        runs = [r[key] for r in arm["runs"]]
+        mean = [sum(v) / len(v) for v in zip(*runs)]
+        i = min(range(len(mean)), key=mean.__getitem__)
+        rises = [r[-1] - min(r) for r in runs]
+        return {"best": mean[i], "best_step": steps[i], "end": mean[-1], "start": mean[0], "rise": mean[-1] - mean[i],
+                "rise_lo": min(rises), "rise_hi": max(rises)}
+
     for arm in longer["arms"]:
         vals = [r["val"] for r in arm["runs"]]
         by_step = list(zip(*vals))
@@ -59,6 +76,7 @@ def longer_facts(longer, page_chars):
         best = min(range(len(mean)), key=mean.__getitem__)
         held_end = [r["heldout"][-1] for r in arm["runs"]]
         out["page" if arm["train_chars"] == page_chars else "more"][arm["name"]] = {
+            "held": curve(arm, "heldout"), "trained": curve(arm, "trained"),
             "settings": arm["settings"], "train_chars": arm["train_chars"],
             "unigram": arm["unigram"], "bigram": arm["bigram"],
             "best": mean[best], "best_step": steps[best],
@@ -66,6 +84,7 @@ def longer_facts(longer, page_chars):
             "best_lo_above": min(min(v) for v in vals) - arm["bigram"],
             "end": mean[-1], "end_lo": min(v[-1] for v in vals), "end_hi": max(v[-1] for v in vals),
             "rise": mean[-1] - mean[best], "held_end": sum(held_end) / len(held_end),
+            "still_falling": mean[-1] < mean[-2],
             "below_bigram_all": first_below(steps, [max(v) for v in by_step], arm["bigram"]),
             "below_bigram_mean": first_below(steps, mean, arm["bigram"]),
             "cpu_seconds": sum(r["cpu_seconds"] for r in arm["runs"]) / len(arm["runs"])}

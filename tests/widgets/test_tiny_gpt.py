@@ -82,7 +82,13 @@ def test_with_the_ulab_engine_micropython_keeps_pyodides_defaults_and_limit(monk
     info = model.engine({"runtime": "micropython"})
     assert info["engine"] == "ulab" and not info["slow"] and "tinygpt_ulab.py" in info["out"]["engine"]
     assert model.check_settings({}, runtime="micropython")[0] == model.DEFAULTS
-    assert model.step_limit("micropython") == model.MAX_STEP_COST
+    assert model.step_limit("micropython") == model.MAX_STEP_COST_ULAB
+    # every setting the page's ranges allow trains on the ulab engine (the longer runs' largest among them)
+    largest = {k: hi for k, (lo, hi) in model.LIMITS.items()}
+    assert model.step_cost(largest) <= model.MAX_STEP_COST_ULAB
+    assert model.check_settings({**largest, "lr": 0.003}, runtime="micropython")[1] == []
+    monkeypatch.setattr(model, "ENGINE", model.tg)  # the pure engine's fallback keeps its lower limit
+    assert model.check_settings({**largest, "lr": 0.003}, runtime="pyodide")[0] is None
 
 
 def test_a_run_learns_and_its_chart_and_status_follow():

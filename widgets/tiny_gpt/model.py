@@ -44,8 +44,12 @@ MAX_STEP_COST = 30000000  # multiply-adds a step may take: about 2-3 s in Pyodid
 # and 0.38 steps/s in two sessions under different load, against 1.93 at DEFAULTS, whose step is
 # about 4 million multiply-adds): its limit keeps
 # one step near 1.3 s on this 2-core desktop, so a phone two or three times slower stays under 5 s.
-# The ulab engine on MicroPython is several times faster than Pyodide: it keeps MAX_STEP_COST.
 MAX_STEP_COST_MICROPYTHON = 1500000
+# The ulab engine (MicroPython's ulab build, which the page runs on every device) takes every setting
+# LIMITS allows: the largest, 2 layers of width 64 over 32 characters, is about 45.6 million
+# multiply-adds, 515 ms a step of one desktop core (benchmarks/tinygpt_speed.py --only ulab-longer),
+# so a phone a few times slower still stays well under the 5 s call limit.
+MAX_STEP_COST_ULAB = 48000000
 SAMPLE_SEED = 7      # the reference samples' draws (Session.sample); each press of 生成 draws anew
 STATE_VERSION = 2    # state(): the numbers packed as float64 (widgets/common/packed.py), not JSON lists
 
@@ -81,6 +85,8 @@ def slow(runtime, engine=None):
 def step_limit(runtime=None, engine=None):
     """The most multiply-adds one step may take in the runtime the page names (None: Pyodide's,
     as for the lab's CPython reference runs) with the engine this Python trains with."""
+    if (engine or ENGINE) is tinygpt_ulab:
+        return MAX_STEP_COST_ULAB
     return MAX_STEP_COST_MICROPYTHON if slow(runtime, engine) else MAX_STEP_COST
 
 
@@ -556,8 +562,8 @@ def expect_slow(data):
 
 
 # What a reader sees before the widget's Python answers (and without JavaScript).
-ENGINE_NOTE = ("训练在你的浏览器里跑：在 Pyodide 上跑纯 Python 的 tinygpt.py；在 MicroPython 上（手机、省流量模式、慢网络，"
-               "或 Pyodide 启动失败时）跑同一算法的 ulab 版 tinygpt_ulab.py。启动后这里会写明你这台设备用的是哪一个。")
+ENGINE_NOTE = ("训练在你的浏览器里跑：在每台设备上都用带 ulab 的 MicroPython 跑数组版的 tinygpt_ulab.py；它启动不了时，"
+               "退回网站在这台设备上的 Python，跑纯 Python 的 tinygpt.py，慢得多。启动后这里会写明你这台设备用的是哪一个。")
 
 
 def view(params):
