@@ -29,7 +29,7 @@ def test_train_sample_reload_resume_and_download(browser, served_site):
     context, page = open_live_widget(browser, served_site[1] + PAGE, "tiny-gpt")
     # A desktop too trains on MicroPython's ulab build with the array engine, and the page says so.
     assert page.get_attribute(W, "data-runtime") == "micropython"
-    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('tinygpt_ulab.py')")
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('这里的 Python 是 MicroPython（带 ulab 的版本）')")
     set_settings(page, n_embd=16, block_size=8, steps=50)
     page.click(f'{W} [data-action="start"]')
     settle_step(page, "50")
@@ -236,7 +236,7 @@ def test_phone_on_micropython_trains_the_defaults_with_the_ulab_engine(browser, 
     scroll_to_read(page.locator(W))
     page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
     assert page.get_attribute(W, "data-runtime") == "micropython"
-    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('tinygpt_ulab.py')")
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('这里的 Python 是 MicroPython（带 ulab 的版本）')")
     assert "micropython-ulab.wasm" in wasm and "micropython.wasm" not in wasm
     assert page.input_value(f'{W} input[name="n_embd"]') == "32" != page.get_attribute(f'{W} input[name="n_embd"]', "data-slow")
     set_settings(page, steps=30)
@@ -274,7 +274,7 @@ def test_a_visit_on_micropythons_plain_build_moves_to_the_ulab_build_for_this_pa
     page.wait_for_selector(W)
     page.locator(W).scroll_into_view_if_needed()
     page.wait_for_selector(f'{W}[data-ready="true"]', timeout=90_000)
-    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('tinygpt_ulab.py')")
+    page.wait_for_function(f"document.querySelector('{W} [data-out=\"engine\"]').textContent.includes('这里的 Python 是 MicroPython（带 ulab 的版本）')")
     assert page.evaluate("window.sameDocument") is True, "instant navigation fell back to a full load"
     assert set(wasm[plain:]) == {"micropython-ulab.wasm"}
     set_settings(page, steps=3)
