@@ -67,7 +67,8 @@ def longer_facts(longer, page_chars):
         i = min(range(len(mean)), key=mean.__getitem__)
         rises = [r[-1] - min(r) for r in runs]
         return {"best": mean[i], "best_step": steps[i], "end": mean[-1], "start": mean[0], "rise": mean[-1] - mean[i],
-                "rise_lo": min(rises), "rise_hi": max(rises)}
+                "rise_lo": min(rises), "rise_hi": max(rises),
+                "seed_best_steps": sorted(steps[r.index(min(r))] for r in runs)}
 
     for arm in longer["arms"]:
         vals = [r["val"] for r in arm["runs"]]
