@@ -85,7 +85,7 @@ def slow(runtime, engine=None):
 def step_limit(runtime=None, engine=None):
     """The most multiply-adds one step may take in the runtime the page names (None: Pyodide's,
     as for the lab's CPython reference runs) with the engine this Python trains with."""
-    if (engine or ENGINE) is tinygpt_ulab:
+    if (engine or ENGINE) is not tg:  # the ulab engine (as engine() and slow() tell them apart)
         return MAX_STEP_COST_ULAB
     return MAX_STEP_COST_MICROPYTHON if slow(runtime, engine) else MAX_STEP_COST
 
