@@ -21,6 +21,8 @@ and the single steps:
                                                 (greedy generation with and without a KV cache on a trained run)
     python -m lab induction --work ../lab-runs/ed2 --out data/real-model/induction [runs=baseline:0,nope:0 ...]
                                                 (the induction-head scan of finished runs: repeat gain, heads, ICL)
+    python -m lab copytask --out data/real-model/induction [seeds=0,1,2,3,4 ...]
+                                                (the synthetic copy task: where induction heads form, step by step)
 
 key=value pairs override config fields (PrepareConfig, TrainConfig, the experiment's Config:
 ffn.AllConfig and ffn.ExportConfig, residual.Config, mechanism.Config, norm.Config, gating.Config,
@@ -37,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path, PureWindowsPath
 
 from lab import prepare, train
-from lab.experiments import ALIASES, EXPERIMENTS, attention, common, ffn, induction, kv_cache, rope
+from lab.experiments import ALIASES, EXPERIMENTS, attention, common, copy_task, ffn, induction, kv_cache, rope
 from lab.experiments.common import config_from, split_overrides  # noqa: F401  (the command line's helpers)
 from lab.experiments.ffn import AllConfig, run_plan  # noqa: F401  (their names before lab/experiments/)
 
@@ -64,7 +66,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=[*EXPERIMENTS, *ALIASES, "prepare", "train", "export", "neurons", attention.NAME,
-                                                rope.NAME, kv_cache.NAME, induction.NAME])
+                                                rope.NAME, kv_cache.NAME, induction.NAME, copy_task.NAME])
     parser.add_argument("--corpus", help="the UTF-8 corpus (every experiment, prepare)")
     parser.add_argument("--out", help="export directory (default: the experiment's, e.g. data/real-model/norm)")
     parser.add_argument("--work", default="lab/runs", help="data, checkpoints and logs (gitignored)")
@@ -113,6 +115,10 @@ def main(argv=None) -> None:
         (e,) = split_overrides(args.overrides, [induction.Config])
         induction.run_export(config_from(induction.Config, {"work_dir": args.work,
                                                             "out_dir": args.out or induction.DEFAULT_OUT, **e}),
+                             invoked=command)
+    elif args.command == copy_task.NAME:
+        (e,) = split_overrides(args.overrides, [copy_task.Config])
+        copy_task.run_export(config_from(copy_task.Config, {"out_dir": args.out or copy_task.DEFAULT_OUT, **e}),
                              invoked=command)
     elif args.command == "neurons":
         (e,) = split_overrides(args.overrides, [ffn.ExportConfig])

@@ -46,9 +46,10 @@ ROPE_ARMS_FILE = "rope/arms.json"  # the positions lesson's training arms, read 
 KV_CACHE_FILE = "kv-cache/kv-cache.json"  # generation with and without a KV cache on a trained run (lab/experiments/kv_cache.py)
 INDUCTION_FILE = "induction/induction.json"  # the induction-head scan of finished runs (lab/experiments/induction.py)
 INDUCTION_CURVES_FILE = "induction/curves.json"  # the same measures along training, on snapshots (the same module, part=curve)
+COPY_TASK_FILE = "induction/copy-task.json"  # the synthetic copy task's arms along training (lab/experiments/copy_task.py)
 EXPORTS = (*FILES, RESIDUAL_FILE, MECHANISM_FILE, NORM_FILE, GATING_FILE, GATING_SEEDS_FILE, GATING_ARMS_FILE,
            ATTENTION_FILE, ATTENTION_FAILED_FILE, BASELINE_SEEDS_FILE, TOKENIZER_SWEEP_FILE, TOKENIZER_FILE, TOKENIZER_NEIGHBOURS_FILE,
-           ROPE_FILE, ROPE_ARMS_FILE, KV_CACHE_FILE, INDUCTION_FILE, INDUCTION_CURVES_FILE)
+           ROPE_FILE, ROPE_ARMS_FILE, KV_CACHE_FILE, INDUCTION_FILE, INDUCTION_CURVES_FILE, COPY_TASK_FILE)
 
 
 class SchemaError(ValueError):
