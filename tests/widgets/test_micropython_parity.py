@@ -59,6 +59,7 @@ GRID = {  # model -> params to compare (the default first)
                       {"pair": 12, "base": 500000.0, "m": 0, "n": 511}],
     "heads-split": [{}, {"heads": 2, "sharpness": 6.0}, {"heads": 4, "sharpness": 0.5}, {"heads": 1, "sharpness": 6.0}],
     "attention-map": [{}, {"layer": 2, "head": 3, "query": 5}, {"passage": 1, "layer": 1, "head": 1}],
+    "copy-task": [{}, {"snapshot": 6}, {"arm": "smeared_1l", "snapshot": 3}, {"arm": "attn_only_1l", "snapshot": 0}],
     "residual-paths": [{}, {"w": [-0.3, 0.7, 1.0], "path": "101"}, {"w": [0.0, -1.0, 0.2], "path": "111"}],
     "skip-mechanism": [{}],
     "activation-curves": [{}, {"x": 2.5, "curves": ["silu", "relu"]}, {"x": -0.7517915246935645}, {"x": 0.0, "curves": []}],
