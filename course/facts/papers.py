@@ -27,7 +27,8 @@ def paper_facts(papers):
         "noci": {**papers["noci2022"]["rows"][0], "paper": papers["noci2022"]["paper"]},
         "periln": {**papers["kim2025"]["rows"][0], "paper": papers["kim2025"]["paper"],
                    "models": [r["model"] for r in papers["gemma2024"]["rows"] if r["norm_place"] == "peri"]},
-        "olmo2": {**papers["olmo2024"]["rows"][0], "paper": papers["olmo2024"]["paper"]},
+        "olmo2": {**papers["olmo2024"]["rows"][0], "paper": papers["olmo2024"]["paper"],
+                  "credit": next(r for r in papers["olmo2024"]["rows"] if "quote" in r)},
         "heads": heads_facts(papers["vaswani2017_heads"]),
     }
 

@@ -334,7 +334,10 @@ def test_literature_and_placements_come_from_papers_json(site_dir):
     # credits the reordered norm to earlier work itself
     assert f"Ma 和 Yarats（{p['untuned_warmup']['year']}）" in text and "Ma 和 Yarats 认为这一分析不成立" in text
     assert "反驳" not in text
-    assert "它的论文自己说，最早提出它的是 Swin Transformer V2，后来 Chameleon 也用了" in text
+    credit = p["olmo2"]["credit"]  # the paper's own words (papers.json, FACTS-L2-L4 F10), not our identification
+    assert "Liu et al. (2021) first introduced" in credit["quote"] and "Chameleon Team (2024)" in credit["quote"]
+    assert (f"它的论文自己说，最早提出它的是 Liu 等人（{credit['first_year']}），后来 Chameleon（{credit['then_year']}）"
+            "也用了") in text
     assert f"Kosson 等人（{p['kosson']['year']}）" in text
     assert f"Noci 等人（{p['noci']['year']}）" in text and "Q、K 的梯度大小和注意力的熵" in text
     assert f"{p['olmo2']['year']} 年底的 OLMo 2" in text and p["olmo2"]["year"] == 2024
