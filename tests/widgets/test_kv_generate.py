@@ -97,6 +97,8 @@ def test_the_report_says_the_students_times_and_the_ratio():
     rep = model.report({"ms": {"full": 1200.4, "cached": 80.0, "wrong": 79.0}, "n": 16})
     assert rep["out"]["speedup"] == "在你的设备上，用缓存快了 15.0 倍。"  # 1200.4 / 80
     assert rep["out"]["time-full"] == "1,200 ms（每个 token 75.0 ms）"
+    slow = model.report({"ms": {"full": 40.0, "cached": 50.0}, "n": 16})["out"]["speedup"]
+    assert "反而更慢" in slow and "0.8 倍" in slow and "快了" not in slow  # never "faster 0.8 times"
 
 
 def test_n_outside_the_choices_is_refused():

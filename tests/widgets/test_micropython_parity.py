@@ -73,7 +73,7 @@ GRID = {  # model -> params to compare (the default first)
     "gate-width": [{}, {"d": 4096}, {"d": 8192}, {"d": 768}],
     "kv-generate": [{}, {"n": 8}, ("start", {"n": 8}), ("run", {"method": "cached"}), ("run", {"method": "full"}),
                     ("run", {"method": "wrong"}), ("compare", {}),
-                    ("report", {"ms": {"full": 912.5, "cached": 61.25, "wrong": 60.0}, "n": 8})],
+                    ("report", {"ms": {"full": 912.5, "cached": 61.25, "wrong": 60.0}, "n": 8}), ("report", {"ms": {"full": 40.0, "cached": 50.0}, "n": 8})],
     "kv-memory": [{}, {"preset": "anchor"}, {"preset": "ds67b"}, {"preset": "ours", "bits": 6, "context": 1048576},
                   {"heads": 32, "kv_heads": 3, "head_dim": 128, "layers": 32, "context": 8192, "bits": 16},
                   {"heads": 64, "kv_heads": 1, "head_dim": 128, "layers": 80, "context": 131072, "bits": 8}],

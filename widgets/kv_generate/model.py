@@ -258,7 +258,11 @@ def report(params):
             out["time-" + k] = num(ms[k], 0) + " ms（每个 token " + num(ms[k] / n, 1) + " ms）"
     if ms.get("full") and ms.get("cached"):
         ratio = ms["full"] / ms["cached"]
-        out["speedup"] = "在你的设备上，用缓存快了 " + num(ratio, 1) + " 倍。"
+        if ratio >= 1:
+            out["speedup"] = "在你的设备上，用缓存快了 " + num(ratio, 1) + " 倍。"
+        else:  # a busy device can make one timed run slower: say so, not "faster 0.8 times"
+            out["speedup"] = ("在你的设备上，这一次用缓存反而更慢：整段重算的用时只有它的 " + num(ratio, 1)
+                              + " 倍（设备忙的时候，一次计时说明不了什么，再按一次看看）。")
     return {"out": out, "announce": out.get("speedup", "")}
 
 
