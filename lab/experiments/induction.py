@@ -205,21 +205,28 @@ def shared_settings(results: list[dict]) -> dict:
     return portable_config({k: v for k, v in configs[0].items() if all(c.get(k) == v for c in configs)})
 
 
-def export(cfg: Config, invoked: str) -> dict:
-    work = Path(cfg.work_dir)
-    data = work / "data"
-    t0 = time.time()
+def scan_inputs(cfg: Config, work: Path, pairs: list[tuple[str, int]]):
+    """What both parts read: each run's result (a named run not finished is refused here), the work dir's
+    prepared data (meta, validation tokens and their per-book segments) and the random sequences."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    pairs, skipped = chosen_runs(work, cfg.runs)
-    if not pairs:
-        raise FileNotFoundError(f"{work}: no finished run to scan")
-    results = [finished_run(work / f"{v}-s{s}") for v, s in pairs]  # a named run not finished is refused here
+    results = [finished_run(work / f"{v}-s{s}") for v, s in pairs]
+    data = work / "data"
     meta = json.loads((data / "meta.json").read_text())
     val = train.load_tokens(data, "val")
     segments = [(a, b) for _, a, b in val_segments(meta)]
     eligible, n_special = eligible_tokens(data, cfg.fragments)
     seqs = draw_sequences(eligible, cfg.sequences, cfg.length, cfg.seed)
+    return results, meta, val, segments, eligible, n_special, seqs
+
+
+def export(cfg: Config, invoked: str) -> dict:
+    work = Path(cfg.work_dir)
+    t0 = time.time()
+    pairs, skipped = chosen_runs(work, cfg.runs)
+    if not pairs:
+        raise FileNotFoundError(f"{work}: no finished run to scan")
+    results, meta, val, segments, eligible, n_special, seqs = scan_inputs(cfg, work, pairs)
     shared = shared_settings(results)
     rows = []
     for (variant, seed), result in zip(pairs, results):
@@ -293,19 +300,11 @@ def best_head(heads: list[dict], key: str) -> dict:
 def export_curves(cfg: Config, invoked: str) -> dict:
     """The induction measures along training: every snapshot of each named run (runs= required)."""
     work = Path(cfg.work_dir)
-    data = work / "data"
     t0 = time.time()
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
     pairs, _ = chosen_runs(work, cfg.runs)
     if not cfg.runs or not pairs:
         raise SystemExit("part=curve: name the runs (runs=attn_only_2l:0,...); each must have kept snapshots")
-    results = [finished_run(work / f"{v}-s{s}") for v, s in pairs]
-    meta = json.loads((data / "meta.json").read_text())
-    val = train.load_tokens(data, "val")
-    segments = [(a, b) for _, a, b in val_segments(meta)]
-    eligible, n_special = eligible_tokens(data, cfg.fragments)
-    seqs = draw_sequences(eligible, cfg.sequences, cfg.length, cfg.seed)
+    results, meta, val, segments, eligible, n_special, seqs = scan_inputs(cfg, work, pairs)
     rows = []
     for (variant, seed), result in zip(pairs, results):
         t1 = time.time()
