@@ -52,9 +52,9 @@ def tinygpt_facts(d):
 
 def longer_facts(longer, page_chars):
     """Each arm of the longer runs, under "page" (trained on the page's own training slice) or
-    "more" (on more text), then its name ("defaults", "largest"): the seeds' mean
-    curve, its lowest point and step, where it ends, the range over seeds there, the held-out end,
-    and the first step where every seed (and where the mean) is below that text's bigram line."""
+    "more" (on more text), then its name ("defaults", "largest"): the validation loss's mean curve read by
+    curve() (lowest point and step, end, rise), the range over seeds, the held-out and trained-on curves,
+    and the first step where every seed is below that text's bigram line."""
     steps = longer["steps"]
     out = {"steps": steps[-1], "every": steps[0], "seeds": longer["seeds"], "trained_chars": longer["trained_chars"],
            "page": {}, "more": {}}
@@ -66,29 +66,25 @@ def longer_facts(longer, page_chars):
         mean = [sum(v) / len(v) for v in zip(*runs)]
         i = min(range(len(mean)), key=mean.__getitem__)
         rises = [r[-1] - min(r) for r in runs]
-        return {"best": mean[i], "best_step": steps[i], "end": mean[-1], "start": mean[0], "rise": mean[-1] - mean[i],
+        return {"mean": mean, "best": mean[i], "best_step": steps[i], "end": mean[-1], "start": mean[0],
+                "rise": mean[-1] - mean[i],
                 "rise_lo": min(rises), "rise_hi": max(rises),
                 "seed_best_steps": sorted(steps[r.index(min(r))] for r in runs)}
 
     for arm in longer["arms"]:
         vals = [r["val"] for r in arm["runs"]]
-        by_step = list(zip(*vals))
-        mean = [sum(v) / len(v) for v in by_step]
-        best = min(range(len(mean)), key=mean.__getitem__)
-        held_end = [r["heldout"][-1] for r in arm["runs"]]
+        val = curve(arm, "val")
         out["page" if arm["train_chars"] == page_chars else "more"][arm["name"]] = {
+            **{k: val[k] for k in ("best", "best_step", "end", "rise")},
             "held": curve(arm, "heldout"), "trained": curve(arm, "trained"),
             "settings": arm["settings"], "train_chars": arm["train_chars"],
             "unigram": arm["unigram"], "bigram": arm["bigram"],
-            "best": mean[best], "best_step": steps[best],
             "best_lo": min(min(v) for v in vals), "best_hi": max(min(v) for v in vals),
             "best_lo_above": min(min(v) for v in vals) - arm["bigram"],
-            "end": mean[-1], "end_lo": min(v[-1] for v in vals), "end_hi": max(v[-1] for v in vals),
-            "rise": mean[-1] - mean[best], "held_end": sum(held_end) / len(held_end),
-            "still_falling": mean[-1] < mean[-2],
-            "below_bigram_all": first_below(steps, [max(v) for v in by_step], arm["bigram"]),
-            "below_bigram_mean": first_below(steps, mean, arm["bigram"]),
-            "cpu_seconds": sum(r["cpu_seconds"] for r in arm["runs"]) / len(arm["runs"])}
+            "end_lo": min(v[-1] for v in vals), "end_hi": max(v[-1] for v in vals),
+            "still_falling": val["mean"][-1] < val["mean"][-2],
+            # the first evaluation where every seed is below this text's own bigram line
+            "below_bigram_all": first_below(steps, [max(v) for v in zip(*vals)], arm["bigram"])}
     return out
 
 
