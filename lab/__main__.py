@@ -96,7 +96,7 @@ def main(argv=None) -> None:
         t.setdefault("data_dir", str(Path(args.work) / "data"))
         cfg = config_from(train.TrainConfig, t)
         if not cfg.out_dir:
-            cfg = replace(cfg, out_dir=str(common.run_dir(args.work, cfg.variant, cfg.seed)))
+            cfg = replace(cfg, out_dir=str(common.run_dir(args.work, common.run_name(cfg), cfg.seed)))
         train.run(cfg)
     elif args.command == attention.NAME:
         (e,) = split_overrides(args.overrides, [attention.Config])

@@ -172,6 +172,14 @@ def run_dir(work, name: str, seed: int) -> Path:
     return Path(work) / f"{name}-s{seed}"
 
 
+def run_name(cfg: train.TrainConfig) -> str:
+    """The run directory's name before -s<seed>: the variant, and the schedule when it is not the default one,
+    so a longer run never takes (or is read as) the default run's place.
+    run_name(train.TrainConfig(variant="baseline", steps=5600)) -> 'baseline-5600steps'"""
+    default = train.TrainConfig.steps
+    return cfg.variant if cfg.steps == default else f"{cfg.variant}-{cfg.steps}steps"
+
+
 def train_runs(runs: list[train.TrainConfig], jobs: int = 1) -> list[dict]:
     """Train every run (each resumes from its checkpoint; a finished one is read back), `jobs` at a
     time. In parallel each run is its own `python -m lab train` process (a crash or kill loses only

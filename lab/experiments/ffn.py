@@ -178,11 +178,12 @@ def context_windows(n: int, block: int):
 
 def load_runs(work: Path, variants=tuple(VARIANTS)) -> dict:
     """{variant: [result, ...] ordered by seed} from every finished run directory of `variants`
-    (another experiment's runs in the same work dir are left alone)."""
+    (another experiment's runs in the same work dir are left alone, and so is a run on another schedule:
+    only `<variant>-s<seed>/` is that variant's run)."""
     runs = {}
     for f in sorted(work.glob("*/result.json")):
         r = json.loads(f.read_text())
-        if r["variant"] in variants:
+        if r["variant"] in variants and f.parent.name == f"{r['variant']}-s{r['seed']}":
             runs.setdefault(r["variant"], []).append(r)
     for v in runs.values():
         v.sort(key=lambda r: r["seed"])

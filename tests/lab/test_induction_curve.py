@@ -91,3 +91,22 @@ def test_a_curve_needs_named_runs_with_snapshots(runs):
         main(["induction", "--work", work, "--out", str(runs / "x"), "part=curve", "runs=attn_only_1l:0", *ARGS])
     with pytest.raises(SystemExit, match="part="):
         main(["induction", "--work", work, "--out", str(runs / "x"), "part=middle", *ARGS])
+
+
+def test_a_longer_schedule_is_its_own_run_and_its_curve_reads(runs):
+    """The lesson's longer baseline-shaped run (steps=5600) must not take the default run's place: the CLI names
+    its directory by its schedule, the FFN export's loader leaves it out, and part=curve reads it by that name."""
+    from lab.experiments import ffn
+
+    work, out = runs / "runs", runs / "export-long"
+    main(["train", "--work", str(work), "variant=attn_only_2l", "seed=0", "steps=6", "batch_size=2", "block_size=32",
+          "eval_every=3", "progress=false", "threads=1", "snapshot_every=3"])
+    longer = json.loads((work / "attn_only_2l-6steps-s0" / "result.json").read_text())
+    assert longer["variant"] == "attn_only_2l" and longer["steps_trained"] == 6
+    assert json.loads((work / "attn_only_2l-s0" / "result.json").read_text())["steps_trained"] == 4  # untouched
+    loaded = ffn.load_runs(work, variants=("attn_only_2l",))
+    assert [r["steps"] for r in loaded["attn_only_2l"]] == [4]
+    main(["induction", "--work", str(work), "--out", str(out), "part=curve", "runs=attn_only_2l-6steps:0", *ARGS])
+    row = json.loads((out / "curves.json").read_text(encoding="utf-8"))["runs"][0]
+    assert row["variant"] == "attn_only_2l-6steps" and row["steps"] == 6
+    assert [p["step"] for p in row["points"]] == [0, 3, 6]
