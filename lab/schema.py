@@ -313,6 +313,10 @@ def _semantic_kv_cache(data: dict, fail):
 
 
 def _semantic_induction(data: dict, fail):
+    t = data["text"]
+    if not (t["both_right"] <= min(t["copy_right"], t["bigram_right"]) and t["copy_right"] <= t["repeated"] <= t["positions"]
+            and t["bigram_right"] <= t["positions"]):
+        fail("text", "counts out of order: both_right <= copy_right <= repeated <= positions, both_right <= bigram_right <= positions")
     m = data["measures"]
     for key in ("early", "late"):
         if m[key][0] > m[key][1]:

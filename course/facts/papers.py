@@ -30,7 +30,15 @@ def paper_facts(papers):
         "olmo2": {**papers["olmo2024"]["rows"][0], "paper": papers["olmo2024"]["paper"],
                   "credit": next(r for r in papers["olmo2024"]["rows"] if "quote" in r)},
         "heads": heads_facts(papers["vaswani2017_heads"]),
+        "olsson": olsson_facts(papers["olsson2022"]),
     }
+
+
+def olsson_facts(paper):
+    """Olsson et al. 2022's rows (C3 第 3 课), by what each says."""
+    rows = {r["row"].split(":")[0]: r for r in paper["rows"]}
+    return {"paper": paper["paper"], "icl": rows["Key Concepts"], "phase": rows["Argument 1"],
+            "smear": rows["Argument 2"], "ablation": rows["Argument 3"], "size": rows["Introduction"]}
 
 
 def heads_facts(paper):

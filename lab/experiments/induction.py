@@ -12,6 +12,10 @@ data, and writes `out/induction.json` (next-wave-anchors-2.md §2.5 step A; Olss
 - `heads`: per layer and head, over the second half's queries t = L..2L-1 of those sequences, the mean weight
   on key t-L+1 (the token after the earlier copy of the query's token: prefix matching) and on key t-1 (the
   previous token); `reference`: the same two figures for the prefix average (weight 1/(t+1) on every j <= t).
+- `text` (no model): how much copying the validation text itself offers. In each of its windows, at every
+  position whose token occurred earlier in the window, the copy guess is the token that followed the latest
+  earlier occurrence; its share of right guesses over all positions, and how many of those the bigram guess
+  (the training split's most frequent next token) gets right too: what an induction head adds over a bigram.
 - `icl`: on natural text (the validation split's non-overlapping windows of block_size tokens inside one book,
   `icl_windows` of them spread evenly), the mean loss at positions late_from..late_to minus early_from..early_to
   (Olsson's 500th minus 50th token, scaled to our 256-token window: 200-250 minus 20-30).
@@ -152,6 +156,31 @@ def icl_score(by_position: torch.Tensor, early: tuple[int, int], late: tuple[int
     return {"early": round(e, 4), "late": round(lt, 4), "score": round(lt - e, 4)}
 
 
+def text_repeats(train_ids: torch.Tensor, val: torch.Tensor, starts: list[int], block: int) -> dict:
+    """What copying earns on the text itself, with no model: over every position t of the windows at `starts`
+    (block inputs, +1 target), `repeated` counts those whose token occurred earlier in the window; `copy_right`
+    those where the token after its latest earlier occurrence is the next token; `bigram_right` where the
+    training split's most frequent successor of the token is; `both_right` where both are."""
+    V = int(max(train_ids.max(), val.max())) + 1
+    counts = torch.bincount(train_ids[:-1] * V + train_ids[1:], minlength=V * V).view(V, V)
+    bigram = counts.argmax(1).tolist()  # each token's most frequent successor in the training split
+    n = repeated = copy_right = bigram_right = both_right = 0
+    for start in starts:
+        w = val[start: start + block + 1].tolist()
+        last = {}
+        for t in range(block):
+            x, target = w[t], w[t + 1]
+            b = bigram[x] == target
+            n, bigram_right = n + 1, bigram_right + b
+            if x in last:
+                repeated += 1
+                if w[last[x] + 1] == target:
+                    copy_right, both_right = copy_right + 1, both_right + b
+            last[x] = t
+    return {"positions": n, "repeated": repeated, "copy_right": copy_right, "bigram_right": bigram_right,
+            "both_right": both_right}
+
+
 # --- the runs and the export ---------------------------------------------------------------------------------
 
 
@@ -255,6 +284,8 @@ def export(cfg: Config, invoked: str) -> dict:
     T = 2 * cfg.length
     ref_pm, ref_prev = head_scores(prefix_average(T), cfg.length)
     L = cfg.length
+    block = shared.get("block_size") or results[0]["config"]["block_size"]
+    text = text_repeats(train.load_tokens(work / "data", "train"), val, windows_in(segments, block), block)
     return {
         "schema_version": 1,
         "sequences": {"count": cfg.sequences, "length": L, "seed": cfg.seed, "drawn_from": len(eligible),
@@ -277,6 +308,11 @@ def export(cfg: Config, invoked: str) -> dict:
         "reference": {"rule": ("the prefix average, weight 1/(t+1) on every key j <= t (content-blind), on the same"
                                " queries: both figures are the mean of 1/(t+1) over t = L..2L-1."),
                       "prefix_matching": round(float(ref_pm), 4), "previous": round(float(ref_prev), 4)},
+        "text": {"rule": ("no model: in each non-overlapping validation window of block_size tokens inside one book,"
+                          " every position t predicting token t+1; repeated: t's token occurred earlier in the window;"
+                          " copy_right: the token after its latest earlier occurrence is token t+1 (what an induction"
+                          " head would guess); bigram_right: the training split's most frequent successor of t's"
+                          " token is; both_right: both are."), "block_size": block, **text},
         "runs": rows,
         "skipped": skipped,
         "model_card": {"hardware": hardware(results[0]), "corpus": corpus_block(meta), "train_config": shared},

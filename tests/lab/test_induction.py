@@ -70,6 +70,19 @@ def test_the_export_validates_and_holds_no_path_of_this_machine(tiny):
     bad["reference"]["previous"] = 0.5
     with pytest.raises(schema.SchemaError, match="reference.previous"):
         schema.validate(schema.INDUCTION_FILE, bad)
+    bad = json.loads(text)
+    bad["text"]["both_right"] = bad["text"]["copy_right"] + 1
+    with pytest.raises(schema.SchemaError, match="text"):
+        schema.validate(schema.INDUCTION_FILE, bad)
+
+
+def test_the_text_check_counts_copy_and_bigram_guesses_by_hand():
+    """Window 0..4 of [5, 6, 5, 6, 7, 5] (block 5): position 2 (token 5, seen at 0) copies 6, right; position 3
+    (6, seen at 1) copies 5, but 7 follows; the training split's bigram says 5 -> 6 and 6 -> 5."""
+    train_ids = torch.tensor([5, 6, 5, 6, 5, 6, 5])
+    val = torch.tensor([5, 6, 5, 6, 7, 5])
+    got = induction.text_repeats(train_ids, val, [0], 5)
+    assert got == {"positions": 5, "repeated": 2, "copy_right": 1, "bigram_right": 3, "both_right": 1}
 
 
 def test_every_heads_weights_sum_to_one_and_its_shares_lie_in_0_1(tiny):
