@@ -142,8 +142,8 @@ def curve_row(r):
     last = points[-1]
     first_previous = next((p["step"] for p in points if p["previous"]["share"] >= HEAD_SHARE), None)
     formed = next((p["step"] for p in points if induction_head(p["repeat_gain"], p["prefix_matching"]["share"])), None)
-    return {"seed": r["seed"], "steps": r["steps"], "val_loss": r["val_loss"], "n_layer": r["n_layer"],
-            "points": points, "gain": last["repeat_gain"], "icl": last["icl"],
+    return {"variant": r["variant"], "seed": r["seed"], "steps": r["steps"], "val_loss": r["val_loss"],
+            "n_layer": r["n_layer"], "points": points, "gain": last["repeat_gain"], "icl": last["icl"],
             "prefix": last["prefix_matching"], "previous": last["previous"],
             "icl_start": points[1]["icl"] if len(points) > 1 else None,
             "prefix_peak": max(p["prefix_matching"]["share"] for p in points),
