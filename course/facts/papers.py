@@ -31,6 +31,7 @@ def paper_facts(papers):
                   "credit": next(r for r in papers["olmo2024"]["rows"] if "quote" in r)},
         "heads": heads_facts(papers["vaswani2017_heads"]),
         "olsson": olsson_facts(papers["olsson2022"]),
+        "llama3_rope": {**papers["llama3_2024_rope"]["rows"][0], "paper": papers["llama3_2024_rope"]["paper"]},
     }
 
 
