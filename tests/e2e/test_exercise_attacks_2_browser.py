@@ -284,3 +284,127 @@ def test_forged_results_never_reach_a_waiting_widget(context, served_site):
     assert "FORGED" not in page.locator(f'{widget} [data-out="mse"]').text_content()
     said = verdict(page).text_content()  # off the screen now: innerText would read empty
     assert "Cannot read" not in said and "结果读不出来" in said, said  # its own forged result: said plainly
+
+
+# Beyond rank 1: other single C calls that WebKit cannot end (tests/e2e/test_webkit_browser.py
+# checks the CPU there). In Chromium the page's backstop ended them by terminating the worker;
+# now they end inside Python, so no worker is terminated.
+@pytest.mark.parametrize("code, line", [
+    ("x = 1\nprint(10 ** 10 ** 7)\n", 2),
+    ("import math\nprint(math.factorial(10 ** 6))\n", 2),
+], ids=["power", "factorial"])
+def test_an_integer_too_big_for_one_call_is_refused_at_once(context, served_site, code, line):
+    """`10**10**7` is one C call that ran for minutes: past the limit, and in WebKit past 停止.
+    It is refused before it is computed, in words, at its line."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "print(2 ** 100 > 10 ** 30)\n")
+    run(page)  # Python booted, and an ordinary power works
+    assert shown(page).startswith("True")
+    type_code(page, code)
+    said = run(page)
+    assert f"代码运行出错（第 {line} 行）" in said and "太大了" in shown(page), said + shown(page)
+    assert workers(page)["ended"] == 0  # refused inside Python: no worker ended
+
+
+@pytest.mark.parametrize("code", [
+    "import itertools\nprint(sum(itertools.count()))\n",
+    "from itertools import repeat\nprint(max(repeat(1)))\n",
+    "print(sum(iter(int, 1)))\n",
+], ids=["count", "repeat", "iter-sentinel"])
+def test_an_endless_builtin_loop_is_ended_by_the_limit_inside_python(context, served_site, code):
+    """`sum(itertools.count())` never ends and runs no bytecode, so the limit inside Python never
+    fired: the page terminated the worker (in WebKit that leaves the core busy). During a run the
+    endless iterators are Python loops, which the limit ends itself."""
+    page = open_exercise(context, served_site[1])
+    type_code(page, "print(1)\n")
+    run(page)
+    type_code(page, code)
+    said = run(page)
+    assert "运行超过了" in said, said
+    assert workers(page)["ended"] == 0, workers(page)
+
+
+# A worker whose every message of one type is lost: it answers pings, but never starts that call
+# (as a student's code replacing its onmessage did, rank 7, before tainted runs retired it).
+DROP_NEXT = """
+const Sending = window.Worker;
+window.Worker = class extends Sending {
+  postMessage(data, ...rest) {
+    if (window.__dropNext && data && data.type === window.__dropNext) { window.__dropNext = null; return; }
+    return super.postMessage(data, ...rest);
+  }
+};
+"""
+
+
+def test_a_run_the_worker_never_starts_is_ended_and_said(context, served_site):
+    """A request with no `started` hung with no limit, since the worker answered the watchdog's
+    pings. After a bound the worker is replaced and the run says so; the next run works."""
+    context.add_init_script(DROP_NEXT)
+    page = open_exercise(context, served_site[1])
+    type_code(page, "print(1)\n")
+    run(page)
+    page.evaluate("window.__dropNext = 'exercise'")
+    type_code(page, "print(2)\n")
+    said = run(page, timeout=60_000)
+    assert "没有开始算它" in said and "重新启动" in said, said
+    assert workers(page)["ended"] >= 1
+    type_code(page, "print(6 * 7)\n")
+    run(page)
+    assert shown(page).startswith("42")
+
+
+def test_a_widget_call_the_worker_never_starts_is_ended_and_said(context, served_site):
+    """The same for a widget: its status line says so, and the next move is answered."""
+    context.add_init_script(DROP_NEXT)
+    page = open_exercise(context, served_site[1])
+    widget = '[data-widget="linear-fit"]'
+    page.locator(widget).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{widget}[data-ready="true"]', timeout=90_000)
+    page.evaluate("window.__dropNext = 'call'")
+    page.focus(f'{widget} input[name="b"]')
+    page.keyboard.press("End")
+    page.wait_for_function(f"document.querySelector('{widget} .cw-status-text').textContent.includes('没有开始算它')",
+                           timeout=60_000)
+    page.keyboard.press("Home")
+    page.keyboard.press("End")
+    page.wait_for_function(
+        f"document.querySelector('{widget} [data-out=\"mse\"]').textContent === '2.500'", timeout=60_000)
+
+
+# The Python workers made in the page (not Material's search worker) that are still alive.
+LIVE_WORKERS = """
+window.__live = new Set();
+const Living = window.Worker;
+window.Worker = class extends Living {
+  constructor(...args) { super(...args); if (String(args[0]).includes("/widgets/runtime/")) window.__live.add(this); }
+  terminate() { window.__live.delete(this); super.terminate(); }
+};
+"""
+
+
+def test_every_worker_ends_on_pagehide_and_python_comes_back_after(context, served_site):
+    """Leaving the page (or its going into the back-forward cache) ends every worker, the spare's
+    too, whatever it runs. Back on the page, a run and a widget boot Python again."""
+    context.add_init_script(LIVE_WORKERS)
+    page = open_exercise(context, served_site[1])
+    type_code(page, "print(1)\n")
+    run(page)
+    page.wait_for_function("window.__live.size >= 2", timeout=90_000)  # the spare, booting beside it
+    type_code(page, "print('start')\nwhile True:\n    pass\n")
+    page.locator(f"{FFN} .cm-content").press("Control+Enter")
+    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__output').textContent.startsWith('start')")
+    page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide', {persisted: true}))")
+    assert page.evaluate("window.__live.size") == 0
+    page.wait_for_function(f"document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind === 'stopped'")
+    page.evaluate("window.dispatchEvent(new PageTransitionEvent('pageshow', {persisted: true}))")
+    type_code(page, "print(6 * 7)\n")
+    run(page)
+    assert shown(page).startswith("42")
+    widget = '[data-widget="linear-fit"]'
+    page.locator(widget).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{widget}[data-ready="true"]', timeout=90_000)
+    page.focus(f'{widget} input[name="b"]')
+    page.keyboard.press("End")
+    page.wait_for_function(
+        f"document.querySelector('{widget} [data-out=\"mse\"]').textContent === '2.500'", timeout=60_000)

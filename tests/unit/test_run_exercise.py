@@ -236,3 +236,48 @@ def test_a_range_too_long_for_one_call_is_refused_in_words(run_exercise):
     assert result["error"]["line"] == 2 and "太多了" in result["error"]["text"]
     result, _, _ = run(run_exercise, "x = range(10**30)\n")
     assert "多得数不过来" in result["error"]["text"]
+
+
+@pytest.mark.parametrize("code, line", [
+    ("print(10 ** 10 ** 7)\n", 1),
+    ("print(pow(10, 10 ** 7))\n", 1),
+    ("x = 3\nfor _ in range(40):\n    x **= 2\n", 3),
+    ("print(1 << 10 ** 8)\n", 1),
+    ("import math\nprint(math.factorial(10 ** 6))\n", 2),
+    ("from math import comb\nprint(comb(10 ** 6, 5 * 10 ** 5))\n", 2),
+])
+def test_an_integer_too_big_to_compute_at_once_is_refused_in_words(run_exercise, code, line):
+    """The brief's other long C calls (issue 55, after rank 1): `10**10**7` is one C call that ran
+    for minutes, past the time limit and, in WebKit, past 停止. Such an integer is refused before it
+    is computed, at the line that asks for it."""
+    result, _, _ = run(run_exercise, code)
+    assert result["error"]["line"] == line and result["error"]["type"] == "OverflowError", result
+    assert "太大了" in result["error"]["text"] and "pow(a, b, m)" in result["error"]["text"]
+
+
+def test_ordinary_powers_and_the_math_functions_still_work(run_exercise):
+    code = ("import math\nclass C:\n    __k = 3\n    def f(self):\n        return self.__k ** 2\n"
+            "a = 2\na **= 10\nb = [1]\nc = b\nb *= 2\n"
+            "print(2 ** 10, pow(3, 4), pow(3, 4, 5), 2.0 ** 0.5, 1 << 3, (-2) ** 3, 2 ** -1, C().f(), a, b is c,\n"
+            "      math.factorial(20), math.comb(5, 2), math.perm(5), math.perm(5, 2), math.prod([1, 2, 3]),\n"
+            "      math.prod(range(1, 4), start=2), len(str(10 ** 4000)), 7 ** 5 % 11)\n")
+    result, stdout, _ = run(run_exercise, code)
+    assert result["error"] is None, result
+    assert stdout == "1024 81 1 1.4142135623730951 8 -8 0.5 9 1024 True 2432902008176640000 10 120 20 6 12 4001 10\n"
+
+
+def test_endless_iterators_of_c_are_python_loops_during_a_run_only(run_exercise):
+    """sum(itertools.count()) is one C call that never ends: no bytecode runs, so neither the time
+    limit nor (in WebKit) 停止 could end it. During a run the endless ones are Python generators,
+    which the limit ends (tests/e2e/test_exercise_attacks_2_browser.py); afterwards they are
+    Python's own again."""
+    import itertools
+    import math
+    code = ("import itertools\nfrom itertools import count, cycle, repeat\n"
+            "print([type(x).__name__ for x in (count(), cycle('ab'), repeat(1), iter(int, 1), repeat(1, 2), iter([1]))])\n"
+            "print(next(count(5, 2)), list(zip('abc', cycle([0, 1]))), list(repeat('z', 2)), next(iter(int, 1)))\n")
+    result, stdout, _ = run(run_exercise, code)
+    assert result["error"] is None, result
+    assert stdout == ("['generator', 'generator', 'generator', 'generator', 'repeat', 'list_iterator']\n"
+                      "5 [('a', 0), ('b', 1), ('c', 0)] ['z', 'z'] 0\n")
+    assert type(itertools.count()) is itertools.count and math.factorial.__module__ == "math"

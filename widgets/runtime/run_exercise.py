@@ -13,7 +13,9 @@ business: missing_modules() names those a run needs, and the worker adds the ful
 """
 import ast
 import importlib.util
+import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -94,6 +96,182 @@ class GuardedRange(metaclass=_RangeType):
 
 
 GuardedRange.__name__ = GuardedRange.__qualname__ = "range"
+
+
+# Other long C calls, guarded the same way (WebKit cannot end them either). An integer too big to
+# work with at once is refused before it is computed: run() sends the code's `**` and `<<` (and
+# pow(), math.factorial, comb and perm) through the checks below. A 2^21-bit integer (about
+# 630,000 digits) takes a fraction of a second; `10**10**7` took minutes. Endless C iterators
+# (itertools.count, cycle, repeat without a count, iter(f, sentinel)) and math.prod become Python
+# loops, which the time limit and 停止 end in every engine. `*` is left alone: checking every
+# product made loops of numbers 2.5 times slower, a huge repeated sequence fails at once for want
+# of memory (a 32-bit WebAssembly address space), and a product of two huge integers needs them
+# made first.
+MAX_INT_BITS = 2 ** 21
+_LOG10_2 = 0.30103
+
+
+def _too_big(bits):
+    most = int(MAX_INT_BITS * _LOG10_2)
+    digits = f"约 {int(bits * _LOG10_2) + 1:,} 位" if bits < 10 ** 300 else "位数多得数不过来"
+    return OverflowError(f"结果是一个{digits}的整数，太大了：网页里的 Python 一次最多算约 {most:,} 位的整数"
+                         f"（再大，一次乘方就要算几分钟，而且在 Safari 里按「停止」也停不下来）。"
+                         f"换小一点的数；只要最后几位的话，用 pow(a, b, m) 直接算余数。")
+
+
+def _check_pow(base, exp):
+    """Refuse base ** exp when it would be an integer over MAX_INT_BITS (it has at least the bits counted)."""
+    if (isinstance(base, int) and isinstance(exp, int) and exp > 1
+            and (abs(base).bit_length() - 1) * exp > MAX_INT_BITS):
+        raise _too_big((abs(base).bit_length() - 1) * exp)
+
+
+def _check_lshift(a, b):
+    if isinstance(a, int) and isinstance(b, int) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+        raise _too_big(a.bit_length() + b)
+
+
+def guarded_pow(base, exp, mod=None):
+    """pow() and `**` as a run sees them (a power modulo m stays small and is never refused)."""
+    if mod is not None:
+        return pow(base, exp, mod)
+    _check_pow(base, exp)
+    return base ** exp
+
+
+def guarded_lshift(a, b):
+    _check_lshift(a, b)
+    return a << b
+
+
+def checked(check, current, value):
+    """The value of `x **= value` (or `<<=`) once check(x, value) has not refused it."""
+    check(current, value)
+    return value
+
+
+def _log2_factorial(n):
+    try:
+        return math.lgamma(n + 1) / math.log(2)
+    except OverflowError:  # n past a float's range
+        return math.inf
+
+
+def _guarded_factorial(n):
+    if isinstance(n, int) and n > 1 and _log2_factorial(n) > MAX_INT_BITS:
+        raise _too_big(_log2_factorial(n))
+    return _factorial(n)
+
+
+def _guarded_perm(n, k=None):
+    if isinstance(n, int) and isinstance(k, (int, type(None))) and 0 < n and (k is None or 0 <= k <= n):
+        bits = _log2_factorial(n) - _log2_factorial(n - (n if k is None else k))
+        if bits > MAX_INT_BITS:
+            raise _too_big(bits)
+    return _perm(n, k)
+
+
+def _guarded_comb(n, k):
+    # comb works through numbers as big as perm(n, min(k, n - k)) on the way: that is what takes the time.
+    if isinstance(n, int) and isinstance(k, int) and 0 <= k <= n:
+        bits = _log2_factorial(n) - _log2_factorial(n - min(k, n - k))
+        if bits > MAX_INT_BITS:
+            raise _too_big(bits)
+    return _comb(n, k)
+
+
+def _guarded_prod(iterable, /, *, start=1):
+    result = start
+    for item in iterable:  # a Python loop: the time limit ends it between two products
+        result = result * item
+    return result
+
+
+def _interruptible(iterator):
+    """The items of a C iterator, handed out by a Python loop: the time limit can end a built-in
+    (sum, max, list) that consumes it, even in WebKit."""
+    for item in iterator:
+        yield item
+
+
+def _count(*args, **kwargs):
+    return _interruptible(_itertools_count(*args, **kwargs))
+
+
+def _cycle(iterable):
+    return _interruptible(_itertools_cycle(iterable))
+
+
+def _repeat(*args, **kwargs):
+    made = _itertools_repeat(*args, **kwargs)
+    return _interruptible(made) if len(args) < 2 and "times" not in kwargs else made
+
+
+def guarded_iter(*args):
+    """iter(), with iter(f, sentinel) handed out by a Python loop (f = int never gives 1)."""
+    made = iter(*args)
+    return _interruptible(made) if len(args) == 2 else made
+
+
+_factorial, _perm, _comb = math.factorial, math.perm, math.comb
+_itertools_count, _itertools_cycle, _itertools_repeat = itertools.count, itertools.cycle, itertools.repeat
+# Put into math and itertools while a run's code and its check run (run() puts the originals back).
+GUARDED_MODULES = ((math, {"factorial": _guarded_factorial, "perm": _guarded_perm, "comb": _guarded_comb,
+                           "prod": _guarded_prod}),
+                   (itertools, {"count": _count, "cycle": _cycle, "repeat": _repeat}))
+ORIGINALS = [(module, name, getattr(module, name)) for module, names in GUARDED_MODULES for name in names]
+for _fn, _name in [(fn, name) for _, names in GUARDED_MODULES for name, fn in names.items()] + [
+        (guarded_pow, "pow"), (guarded_iter, "iter")]:
+    _fn.__name__ = _fn.__qualname__ = _name
+# The names the rewritten code calls, in its namespace (dunders: never mangled in a class body,
+# never one of the student's names to the checker).
+GUARD_NAMES = {"__cw_pow__": guarded_pow, "__cw_lshift__": guarded_lshift, "__cw_check_pow__": _check_pow,
+               "__cw_check_lshift__": _check_lshift, "__cw_checked__": checked}
+_GUARDED_OPS = {ast.Pow: ("__cw_pow__", "__cw_check_pow__"), ast.LShift: ("__cw_lshift__", "__cw_check_lshift__")}
+
+
+def _guard(node):
+    """`node`, or the call that guards it: `a ** b` and `a << b` become calls to the guards, and in
+    `x **= b` and `x <<= b` (x a plain name) the value is checked first. The new nodes stand at
+    the old one's place, so a traceback names the same line."""
+    guard = _GUARDED_OPS.get(type(getattr(node, "op", None)))
+    if guard is None:
+        return node
+    if isinstance(node, ast.BinOp):
+        new = ast.Call(ast.Name(guard[0], ast.Load()), [node.left, node.right], [])
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        node.value = new = ast.Call(ast.Name("__cw_checked__", ast.Load()), [
+            ast.Name(guard[1], ast.Load()), ast.Name(node.target.id, ast.Load()), node.value], [])
+    else:
+        return node
+    for made in ast.walk(new):
+        if not hasattr(made, "lineno"):
+            ast.copy_location(made, node)
+    return node if isinstance(node, ast.AugAssign) else new
+
+
+def guarded_code(code):
+    """The code compiled with its `**` and `<<` going through the guards. Code without them (most)
+    is compiled as it is: rewriting costs a walk over every node (a 200,000-character program:
+    0.2 s to compile, 1.3 s with the walk). A loop, not a recursive NodeTransformer: `2 ** 2 ** ...`
+    nests as deep as it is long."""
+    if "**" not in code and "<<" not in code:
+        return compile(code, FILENAME, "exec")
+    tree = ast.parse(code, FILENAME)
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        value[i] = _guard(item)
+                        todo.append(value[i])
+            elif isinstance(value, ast.AST):
+                new = _guard(value)
+                setattr(node, field, new)
+                todo.append(new)
+    return compile(tree, FILENAME, "exec")
 
 
 class _OsExit(SystemExit):
@@ -375,6 +553,10 @@ def explain(error):
                 if getattr(error, "name", None) else "")
     if isinstance(error, ZeroDivisionError):
         return "除数是 0。"
+    if isinstance(error, MemoryError):
+        return "内存不够：浏览器给网页里的 Python 的内存有限（最多几 GB），放不下这么大的列表、字符串或数。把数量减小。"
+    if isinstance(error, OverflowError) and "index-sized" in str(error):  # 'x' * 10**10: past the 32-bit address space
+        return "数太大了：网页里的 Python 是 32 位的，一个列表或字符串最多约 21 亿个元素，内存还远放不下这么多。把数量减小。"
     if isinstance(error, TypeError) and ("NoneType" in str(error) or "ellipsis" in str(error)):
         return "有个值是 None 或 ...：常见的原因是函数还没有 return（起始代码里的 ... 还没换成你的代码）。"
     if isinstance(error, IndexError):
@@ -478,14 +660,19 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     to its end and the checks, which call it once a case, ran out of time}."""
     source_lines = code.splitlines()
     try:
-        compiled = compile(code, FILENAME, "exec")
+        compiled = guarded_code(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        compiled = None  # compiled as written below: its error said as Python says it, with the line's text
+    try:
+        compiled = compiled or compile(code, FILENAME, "exec")
     except SyntaxError as e:
         return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
                           ensure_ascii=False)
     except (ValueError, MemoryError, RecursionError) as e:  # a NUL byte; nesting too deep to compile
         return json.dumps({"ran": False, "error": describe_error(e, source_lines), "verdict": None},
                           ensure_ascii=False)
-    ns = {"__name__": "__main__", "input": _no_input, "range": GuardedRange, **json.loads(given_json)}
+    ns = {"__name__": "__main__", "input": _no_input, "range": GuardedRange, "pow": guarded_pow, "iter": guarded_iter,
+          **GUARD_NAMES, **json.loads(given_json)}
     set_limit = sys.setrecursionlimit
     saved = sys.stdout, sys.stderr, sys.getrecursionlimit(), os._exit
     error = None
@@ -496,6 +683,9 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     def guarded():  # what the student's code may call; settle() puts Python's own back, so again after it
         sys.setrecursionlimit = _capped_recursion_limit(set_limit, emit)
         warnings.showwarning = _show_warning
+        for module, names in GUARDED_MODULES:
+            for name, fn in names.items():
+                setattr(module, name, fn)
 
     def settled():
         settle()
@@ -535,6 +725,8 @@ def run(code, given_json, check_json, emit, settle=lambda: None):
     finally:
         sys.stdout, sys.stderr, os._exit = saved[0], saved[1], saved[3]
         sys.setrecursionlimit = set_limit
+        for module, name, original in ORIGINALS:
+            setattr(module, name, original)
         set_limit(saved[2])
     settle()
     if verdict is not None:
