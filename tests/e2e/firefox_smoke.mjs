@@ -26,7 +26,23 @@ const HZ = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
 
-const result = { firefox: null, lessons: [], exercise: {}, page_errors: [], console_errors: [], error: null };
+const result = { firefox: null, lessons: [], exercise: {}, guards: {}, page_errors: [], console_errors: [], error: null };
+
+// In every page before its scripts: the Python workers made (not Material's search worker), those
+// still alive and how many were terminated; and window.__dropNext = TYPE loses the next message of
+// that type sent to a worker (a worker that answers pings but never starts that call).
+const WORKERS = `(() => {
+  window.__py = { live: new Set(), ended: 0 };
+  const Real = window.Worker;
+  window.Worker = class extends Real {
+    constructor(...args) { super(...args); this.__py = String(args[0]).includes("/widgets/runtime/"); if (this.__py) window.__py.live.add(this); }
+    terminate() { if (this.__py) { window.__py.live.delete(this); window.__py.ended++; } super.terminate(); }
+    postMessage(data, ...rest) {
+      if (window.__dropNext && data && data.type === window.__dropNext) { window.__dropNext = null; return; }
+      return super.postMessage(data, ...rest);
+    }
+  };
+})()`;
 
 // CPU seconds used so far by the launched Firefox and every process under it (content processes
 // run the pages and their workers). cutime/cstime keep the time of children already gone.
@@ -249,6 +265,49 @@ async function loopAndStop(page, root, into) {
   into.stop_verdict = await verdict(page);
 }
 
+// Issue 55's new cases, after exercise() on the same page: an integer too big for one call is
+// refused at once; an endless built-in loop (sum(itertools.count()), no bytecode) is ended by the
+// limit inside Python, no worker terminated, and the CPU is given back; a run whose message the
+// worker never gets (no `started`) is ended and said, and the next run prints; pagehide ends every
+// Python worker, and the next run boots one again.
+async function guards(page, root) {
+  const g = result.guards;
+  const ended = () => page.evaluate(() => window.__py.ended);
+  const settled = (ms) => waitFor(page, "the verdict settled", (s) => {
+    const v = document.querySelector(s);
+    return v && v.dataset.kind && v.dataset.kind !== "running";
+  }, ms, `${FFN} .cw-exercise__verdict`);
+  await settle(root, 90_000); // a spare still booting is not what is measured
+
+  let before = await ended();
+  let clicked = await typeAndRun(page, ["x = 1", "print(10 ** 10 ** 7)"]);
+  await settled(30_000);
+  g.too_big = { ms: Math.round(now() - clicked), verdict: await verdict(page), output: (await output(page)).slice(0, 400),
+    ended: (await ended()) - before };
+
+  before = await ended();
+  clicked = await typeAndRun(page, ["import itertools", "print(sum(itertools.count()))"]);
+  await settled(30_000);
+  g.endless = { ms: Math.round(now() - clicked), verdict: await verdict(page), ended: (await ended()) - before };
+  await sleep(1000);
+  g.endless.after = await busy(root);
+
+  await page.evaluate(() => { window.__dropNext = "exercise"; });
+  clicked = await typeAndRun(page, ["print(2)"]);
+  await settled(60_000);
+  g.unstarted = { ms: Math.round(now() - clicked), verdict: await verdict(page) };
+  g.unstarted.next = await run42(page, "the run after a run never started");
+
+  await settle(root, 90_000);
+  g.pagehide = { before: await page.evaluate(() => window.__py.live.size) };
+  g.pagehide.after = await page.evaluate(() => {
+    window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: true }));
+    return window.__py.live.size;
+  });
+  await page.evaluate(() => window.dispatchEvent(new PageTransitionEvent("pageshow", { persisted: true })));
+  g.pagehide.next = await run42(page, "the run after pagehide and pageshow");
+}
+
 // On the lesson page already open (the desktop path: Pyodide, and a spare booted beside it once
 // an exercise has run): an exercise prints; a runaway loop is stopped by 停止, the CPU it took
 // is given back, and the next run prints at once (in the spare); a loop runs into the time
@@ -298,6 +357,7 @@ async function main() {
     result.firefox = await browser.version();
     const root = browser.process().pid;
     const page = await browser.newPage();
+    await page.evaluateOnNewDocument(WORKERS);
     page.on("pageerror", (e) => result.page_errors.push(`${page.url()}: ${e.message || e}`));
     page.on("console", (m) => { if (m.type() === "error") result.console_errors.push(`${page.url()}: ${m.text()}`); });
     let done = false;
@@ -305,12 +365,14 @@ async function main() {
       await lessonWidgets(page, lesson);
       if (lesson === EXERCISE_PAGE) { // its Python is up already: no second boot
         await exercise(page, root);
+        await guards(page, root);
         done = true;
       }
     }
     if (!done) {
       await page.goto(base + EXERCISE_PAGE, { waitUntil: "load" });
       await exercise(page, root);
+      await guards(page, root);
     }
   } finally {
     await browser.close();

@@ -114,3 +114,34 @@ def test_stop_and_the_time_limit_give_the_cpu_back(firefox_run):
         f"Firefox still works after the time limit: idle {idle}, looping {looping}, readings {readings}")
     assert ex.get("after_limit_run", {}).get("output") == "42\n", said(firefox_run, "exercise")
     assert firefox_run["error"] is None, firefox_run["error"]
+
+
+# Issue 55's new cases in Gecko (the Chromium tests are in test_exercise_attacks_2_browser.py).
+def test_an_integer_too_big_for_one_call_is_refused_at_once(firefox_run):
+    """`10**10**7` was one C call of minutes, past the time limit: refused before it is computed."""
+    got = firefox_run["guards"].get("too_big") or {}
+    assert "代码运行出错（第 2 行）" in (got.get("verdict") or {}).get("text", ""), said(firefox_run, "guards")
+    assert "太大了" in got["output"] and got["ended"] == 0, got
+
+
+def test_an_endless_builtin_loop_ends_inside_python_and_gives_the_cpu_back(firefox_run):
+    """`sum(itertools.count())` runs no bytecode: the page had to terminate the worker. Now the
+    limit inside Python ends it (no worker terminated) and no thread keeps spinning."""
+    got = firefox_run["guards"].get("endless") or {}
+    assert "运行超过了" in (got.get("verdict") or {}).get("text", ""), said(firefox_run, "guards")
+    assert got["ended"] == 0, got
+    assert not got["after"]["spinning"], got
+
+
+def test_a_run_the_worker_never_starts_is_ended_and_said(firefox_run):
+    """A worker that answers pings but never starts a run hung it with no limit."""
+    got = firefox_run["guards"].get("unstarted") or {}
+    assert "没有开始算它" in (got.get("verdict") or {}).get("text", ""), said(firefox_run, "guards")
+    assert got["next"]["output"] == "42\n", got
+
+
+def test_pagehide_ends_every_python_worker_and_a_run_boots_one_again(firefox_run):
+    got = firefox_run["guards"].get("pagehide") or {}
+    assert got.get("before", 0) >= 1 and got.get("after") == 0, said(firefox_run, "guards")
+    assert got["next"]["output"] == "42\n", got
+    assert firefox_run["error"] is None, firefox_run["error"]

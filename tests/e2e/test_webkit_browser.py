@@ -239,3 +239,30 @@ def test_a_huge_range_in_a_builtin_leaves_no_core_busy(webkit, served_site):
         readings.append(busy())
     assert readings[-1] < idle + 0.3, (idle, readings)
     webkit.get(served_site[1] + "?runtime=auto")
+
+
+@pytest.mark.parametrize("code, words", [
+    (["print(10 ** 10 ** 7)"], "太大了"),
+    (["import itertools", "print(sum(itertools.count()))"], "运行超过了"),
+], ids=["power", "endless-count"])
+def test_other_long_builtin_calls_leave_no_core_busy(webkit, served_site, code, words):
+    """Issue 55, beyond rank 1: `10**10**7` and `sum(itertools.count())` are single C calls that
+    WebKit cannot terminate and the limit inside Python never reached. The first is refused before
+    it is computed; the second's iterator is a Python loop during a run, which the limit ends.
+    Either way the CPU is given back."""
+    webkit.get(served_site[1] + "c4/l1-ffn/?runtime=micropython")
+    webkit.execute_script(f"document.querySelector('{FFN}').scrollIntoView()")
+    wait(webkit, f"return document.querySelector('{FFN}').dataset.ready === 'true'", BOOT_S)
+    type_and_run(webkit, ["print(6 * 7)"])
+    wait(webkit, js_text(f"{FFN} .cw-exercise__output") + ".includes('42')", BOOT_S)
+    idle = busy()
+    type_and_run(webkit, code)
+    wait(webkit, f"return document.querySelector('{FFN} .cw-exercise__verdict').dataset.kind !== 'running'", 60)
+    shown = webkit.execute_script(js_text(f"{FFN} .cw-exercise__output")) + webkit.execute_script(
+        js_text(f"{FFN} .cw-exercise__verdict"))
+    assert words in shown, shown
+    readings = [busy()]  # quiet at once, or within a few readings (a fresh Python may be booting)
+    while readings[-1] >= idle + 0.3 and len(readings) < 6:
+        readings.append(busy())
+    assert readings[-1] < idle + 0.3, (idle, readings)
+    webkit.get(served_site[1] + "?runtime=auto")
