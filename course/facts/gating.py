@@ -36,8 +36,11 @@ PAIRS = (("gelu_ffn", "baseline"), ("relu_ffn", "baseline"), ("bilinear_ffn", "b
          ("bilinear_ffn", "gelu_ffn"), ("bilinear_ffn", "relu_ffn"), ("relu_ffn", "gelu_ffn"),
          ("bilinear_ffn", LINEAR), (LINEAR, "baseline"),
          # The SiLU arm (arms.json) tells the gate from the activation: SiLU - SwiGLU adds the gate and
-         # keeps the activation; Bilinear - SwiGLU keeps the gate and drops the activation.
-         ("silu_ffn", "baseline"), ("silu_ffn", "gelu_ffn"), ("bilinear_ffn", "silu_ffn"))
+         # keeps the activation; ReLU - SiLU changes the activation and adds no gate (their sum is
+         # ReLU - SwiGLU); Bilinear - SwiGLU keeps the gate and drops the activation. The linear FFN
+         # against SiLU: how far an ungated SiLU FFN is from no non-linearity at all. All description.
+         ("silu_ffn", "baseline"), ("relu_ffn", "silu_ffn"), ("silu_ffn", "gelu_ffn"), ("bilinear_ffn", "silu_ffn"),
+         (LINEAR, "silu_ffn"))
 # Declared after the runs (post hoc): each ungated FFN against SwiGLU, and the gate without an
 # activation against the worse ungated FFN, on validation loss at the last step.
 # Declared before its runs ended (commit of 2026-12-06, while seed 0 of silu_ffn was training): the
@@ -188,7 +191,21 @@ def failed_course(by_step, name, seed, key):
         since = s
     res = [by_step[s][key]["arms"][name][seed] - seeds.median(by_step[s][key]["arms"][name].values())
            for s in steps if since is not None and s >= since]
-    return {"steps": failed, "since": since, "residual": [min(res), max(res)] if res else None}
+    # Every evaluation, split or not: the residual, the threshold, and whether the arm was split there.
+    every = [{"step": s, "residual": by_step[s][key]["arms"][name][seed] - seeds.median(by_step[s][key]["arms"][name].values()),
+              "threshold": by_step[s][key]["reading"]["threshold"], "split": name in by_step[s][key]["reading"]["split"]}
+             for s in sorted(by_step) if seed in by_step[s][key]["arms"][name]]
+    # The first evaluation from which the run stands over the threshold at every later one (split or not).
+    over = None
+    for e in reversed(every):
+        if e["residual"] <= e["threshold"]:
+            break
+        over = e
+    tail = [e["residual"] for e in every if over is not None and e["step"] >= over["step"]]
+    return {"steps": failed, "since": since, "residual": [min(res), max(res)] if res else None,
+            "every": every, "over": over,
+            # its lag smaller at every evaluation than at the one before, from `over` on
+            "shrinking": len(tail) > 1 and all(b < a for a, b in zip(tail, tail[1:]))}
 
 
 def recovered(by_step, key, last):
@@ -224,6 +241,109 @@ def own_noise(end, a, b, key):
         return None
     h = seeds.t_quantile(df) * s * (1 / c["n_a"] + 1 / c["n_b"]) ** 0.5
     return {"sd": s, "df": df, "half_width": h, "beyond": abs(c["gap"]) > h}
+
+
+MARGINAL = 2  # a failed run at most this many thresholds over its arm's median is said to fail marginally
+
+
+def as_healthy(reading, name, seeds_):
+    """v2's reading with the failed runs `seeds_` of arm `name` counted healthy, the health check otherwise
+    as it was: the pooled SD and its df recomputed over the healthy runs of the arms not split."""
+    healthy = {n: dict(a) for n, a in reading["healthy"].items()}
+    failed = {n: dict(a) for n, a in reading["failed"].items()}
+    for seed in seeds_:
+        healthy[name][seed] = failed[name].pop(seed)
+    sd, df = seeds.pooled({n: a for n, a in healthy.items() if n not in reading["split"]})
+    return {**reading, "healthy": healthy, "failed": failed, "sd": sd, "df": df}
+
+
+def sensitivity(end, failed, before):
+    """The primaries (Holm-corrected together, as on the page) and the pairs to SwiGLU, read on PRIMARY_KEY
+    at the last step with a marginal failed run counted healthy: one per failed run at most MARGINAL x the
+    threshold over its arm's median (a description beside the primaries, not a second rule).
+    [{"arm", "label", "seed", "residual", "threshold", "sd", "df", "pairs" {name: contrast}, "changed" [the
+    primaries whose verdict differs from `before`'s, the page's pairs on PRIMARY_KEY], "gate_or_activation"}]"""
+    r = end[PRIMARY_KEY]["reading"]
+    out = []
+    for f in failed:
+        res = f["residual"].get(PRIMARY_KEY)
+        if PRIMARY_KEY not in f["flagged"] or res is None or res > MARGINAL * r["threshold"]:
+            continue
+        alt = as_healthy(r, f["arm"], [f["seed"]])
+        arms = end[PRIMARY_KEY]["arms"]
+        pairs = {f"{a}-{b}": contrast(alt, a, b) for a, b in PAIRS if arms.get(a) and arms.get(b)}
+        pairs = with_primaries(pairs)
+        changed = [n for n in pairs if pairs[n].get("primary") and pairs[n]["measured"] != before[n]["measured"]]
+        out.append({"arm": f["arm"], "label": f["label"], "seed": f["seed"], "residual": res, "threshold": r["threshold"],
+                    "sd": alt["sd"], "df": alt["df"], "pairs": pairs, "changed": changed,
+                    "gate_or_activation": gate_or_activation(pairs)})
+    return out
+
+
+def fisher_one_sided(k, n, failures, total):
+    """P(an arm of n runs holds k or more of `failures` failed runs among `total` runs) when every run is
+    equally likely to fail: Fisher's exact test, one-sided. fisher_one_sided(2, 8, 2, 26) -> 28/325"""
+    from math import comb
+    return sum(comb(n, x) * comb(total - n, failures - x) for x in range(k, min(n, failures) + 1)) / comb(total, failures)
+
+
+def failure_rate(counts, name="baseline"):
+    """One arm's failed runs against every other arm's: {"failed", "runs", "others_failed", "others_runs", "p"}
+    (Fisher's exact test, one-sided: how likely so many of the failures fall on this arm by chance), None when
+    the arm has no failed run."""
+    if not counts.get(name) or not counts[name][0]:
+        return None
+    k, n = counts[name]
+    of = sum(c[0] for a, c in counts.items() if a != name)
+    on = sum(c[1] for a, c in counts.items() if a != name)
+    return {"failed": k, "runs": n, "others_failed": of, "others_runs": on, "p": fisher_one_sided(k, n, k + of, n + on)}
+
+
+def all_runs(end, name="baseline", key=PRIMARY_KEY):
+    """An arm's mean over every run at the last step, failed ones too (a description, not a v2 reading),
+    and the arms whose healthy mean is below it."""
+    a = end[key]["arms"].get(name) or {}
+    if not a:
+        return None
+    m = mean(a.values())
+    healthy = end[key]["reading"]["healthy"]
+    below = [n for n in ARMS if n != name and healthy.get(n) and mean(healthy[n].values()) < m]
+    return {"mean": m, "runs": len(a), "below": below}
+
+
+def gate_or_activation(pairs):
+    """On one loss at the last step: adding the gate at a fixed activation (SiLU - SwiGLU), changing the
+    activation with no gate (ReLU - SiLU), and their sum, ReLU - SwiGLU, which says which of the two did
+    more. "verdict": "equal" (both measured as helping, the sum within the error), "gate" or "activation"
+    (the sum measured, the gate's or the activation's side larger), None otherwise."""
+    g, a, d = (pairs.get(p) for p in ("silu_ffn-baseline", "relu_ffn-silu_ffn", "relu_ffn-baseline"))
+    if not (g and a and d):
+        return None
+    verdict = None
+    if g["measured"] and g["direction"] > 0 and a["measured"] and a["direction"] < 0:
+        verdict = "gate" if d["measured"] and d["direction"] > 0 else "activation" if d["measured"] else "equal"
+    return {"gate": g, "activation": a, "sum": d, "verdict": verdict}
+
+
+def ungated_order(rows, pairs, key=PRIMARY_KEY):
+    """The FFNs without a gate (the linear one included), highest mean first on `key`, and whether each
+    neighbour's gap is measured (read in either orientation of PAIRS)."""
+    means = {r["name"]: r[key] for r in rows if r["name"] in (*UNGATED, LINEAR)}
+    order = sorted(means, key=lambda n: -means[n])
+
+    def read(a, b):
+        return pairs.get(f"{a}-{b}") or pairs.get(f"{b}-{a}")
+    steps = [read(a, b) for a, b in zip(order, order[1:])]
+    return {"order": order, "means": means, "all_measured": bool(steps) and all(c and c["measured"] for c in steps)}
+
+
+def first_step(by_step, first, key):
+    """Each ungated FFN against SwiGLU at the first evaluation on one loss, each read on its own, and whether
+    SwiGLU's arm is split there; summary() of them."""
+    r = by_step[first][key]
+    pairs = {f"{n}-baseline": r["pairs"][f"{n}-baseline"] for n in UNGATED if f"{n}-baseline" in r["pairs"]}
+    return {"step": first, "split": "baseline" in r["reading"]["split"], "pairs": pairs,
+            "summary": summary(list(pairs.values()))}
 
 
 def row(name, end, runs, ablation):
@@ -340,7 +460,8 @@ def gating_facts(data, extra, ablation, card, control=None, arms=None):
     ranges = data["ranges"]
     tcard = data["model_card"]
     base = variant(ablation, "baseline")
-    reading = {key: {k: end[key]["reading"][k] for k in ("threshold", "scale", "sd", "df", "runs")} for key in KEYS}
+    reading = {key: {**{k: end[key]["reading"][k] for k in ("threshold", "scale", "sd", "df", "runs")},
+                     "t": seeds.t_quantile(end[key]["reading"]["df"])} for key in KEYS}
     return {
         "card": tcard,
         "seeds_card": extra["model_card"] if extra else None,
@@ -359,16 +480,34 @@ def gating_facts(data, extra, ablation, card, control=None, arms=None):
         "variant_seeds": {n: sorted({runs[n]["seed"], *[s["seed"] for s in seed_runs if s["name"] == n]})
                           for n in full[1:]},
         "linear_seeds": variant(ablation, LINEAR)["seeds"] if variant(ablation, LINEAR) else [],
-        # v2 at the last step: per loss the health check's threshold, the pooled SD and its df, and
-        # every pair (the primaries Holm-corrected on PRIMARY_KEY).
+        # v2 at the last step: per loss the health check's threshold, the robust scale, the pooled SD, its
+        # df and the t quantile of h; the rule's constants; every pair (the primaries Holm-corrected on
+        # PRIMARY_KEY).
         "reading": reading,
+        "rule": {"scales": seeds.FAIL_SCALES, "floor": seeds.FAIL_FLOOR, "robust": seeds.ROBUST, "alpha": seeds.ALPHA},
         "end": pair,
         "pairs": [f"{a}-{b}" for a, b in PAIRS if f"{a}-{b}" in pair[PRIMARY_KEY]],
         "pair_labels": {f"{a}-{b}": than(a, b) for a, b in PAIRS},
         "primary": [f"{a}-{b}" for a, b in PRIMARY if f"{a}-{b}" in pair[PRIMARY_KEY]],
+        # the primaries declared after the runs had been seen, and those declared before their runs ended
+        "post_hoc": [f"{a}-{b}" for a, b in PRIMARY if (a, b) not in DECLARED and f"{a}-{b}" in pair[PRIMARY_KEY]],
+        "declared_pairs": [f"{a}-{b}" for a, b in DECLARED if f"{a}-{b}" in pair[PRIMARY_KEY]],
         "primary_key": PRIMARY_KEY,
         "failed": failed,
         "failure_counts": counts,
+        # SwiGLU's failed runs against the other arms' (Fisher, one-sided), and its mean over every run.
+        "failure_rate": failure_rate(counts),
+        "all_runs": all_runs(end),
+        # The primaries with a marginal failed run (at most MARGINAL x the threshold over its median)
+        # counted healthy: a description beside them.
+        "marginal": sensitivity(end, failed, pair[PRIMARY_KEY]),
+        "marginal_factor": MARGINAL,
+        # Gate against activation (SiLU - SwiGLU, ReLU - SiLU, and their sum ReLU - SwiGLU), per loss.
+        "gate_or_activation": {key: gate_or_activation(pair[key]) for key in KEYS},
+        # The FFNs without a gate, highest validation loss first, and whether each neighbour's gap is measured.
+        "ungated_order": ungated_order(rows, pair[PRIMARY_KEY]),
+        # The ungated FFNs against SwiGLU at the first evaluation, on training loss.
+        "first_train": first_step(by_step, first, "train_loss"),
         # Runs failed at some evaluation and healthy at the last: one step's check is not a run's verdict.
         "recovered": recovered(by_step, PRIMARY_KEY, last),
         # The arms' own SD over their healthy runs (PRIMARY_KEY), and the measured pairs to SwiGLU that

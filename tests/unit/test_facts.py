@@ -218,7 +218,12 @@ def test_a_failed_run_is_read_over_the_run_and_one_steps_failure_is_not_a_runs()
     back = gating.recovered(by_step, "val_loss", 600)
     assert [(r["seed"], r["steps"], r["back"]) for r in back] == [(1, [400], 600)]
     assert back[0]["residual"] == pytest.approx(0.29)
-    assert gating.failed_course(by_step, "baseline", 0, "val_loss") == {"steps": [], "since": None, "residual": None}
+    healthy = gating.failed_course(by_step, "baseline", 0, "val_loss")
+    assert {k: healthy[k] for k in ("steps", "since", "residual", "over", "shrinking")} == \
+        {"steps": [], "since": None, "residual": None, "over": None, "shrinking": False}
+    # over the threshold for good from step 400 (split steps count here), its lag growing, not shrinking
+    assert course["over"]["step"] == 400 and course["over"]["residual"] == pytest.approx(0.39) and not course["shrinking"]
+    assert [e["step"] for e in course["every"]] == [200, 400, 600]
 
 
 def test_the_gating_facts_read_every_arms_failed_runs_and_the_baselines_later_seeds():
@@ -272,3 +277,57 @@ def test_the_gating_tails_go_either_way():
     assert gating.tail_order({**base, "bilinear_ffn": [1.0, 1.0]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"])["bilinear"] == "lighter"
     assert gating.tail_order({**base, "bilinear_ffn": [2.2, 3.6]}, "bilinear_ffn", ["gelu_ffn", "relu_ffn"]) == \
         {"bilinear": "mixed", "swiglu_heaviest": False}
+
+
+def test_the_gating_gate_against_activation_and_the_marginal_run():
+    """The gate (SiLU - SwiGLU) against the activation (ReLU - SiLU): their sum, ReLU - SwiGLU, says which
+    did more, each way; a failed run counted healthy moves only that run and re-pools the noise; the failure
+    rate is Fisher's one-sided tail."""
+    from math import comb
+
+    from course.facts import gating
+
+    def c(direction):
+        return {"direction": direction, "measured": direction != 0}
+
+    def pairs(gate, act, total):
+        return {"silu_ffn-baseline": c(gate), "relu_ffn-silu_ffn": c(act), "relu_ffn-baseline": c(total)}
+
+    assert gating.gate_or_activation(pairs(1, -1, 0))["verdict"] == "equal"
+    assert gating.gate_or_activation(pairs(1, -1, 1))["verdict"] == "gate"  # ReLU still above SwiGLU
+    assert gating.gate_or_activation(pairs(1, -1, -1))["verdict"] == "activation"
+    assert gating.gate_or_activation(pairs(0, -1, 0))["verdict"] is None  # the gate not measured
+    assert gating.gate_or_activation(pairs(1, 1, 1))["verdict"] is None  # the activation the other way
+    assert gating.gate_or_activation({"silu_ffn-baseline": c(1)}) is None
+
+    reading = gating.seeds.read({"baseline": {0: 4.90, 1: 4.91, 2: 4.92, 3: 5.05}, "gelu_ffn": {0: 5.0, 1: 5.01, 2: 5.02}})
+    assert reading["failed"]["baseline"] == {3: 5.05}
+    alt = gating.as_healthy(reading, "baseline", [3])
+    assert alt["healthy"]["baseline"] == {0: 4.90, 1: 4.91, 2: 4.92, 3: 5.05} and alt["failed"]["baseline"] == {}
+    assert (alt["sd"], alt["df"]) == gating.seeds.pooled(alt["healthy"]) and alt["df"] == reading["df"] + 1
+    assert reading["failed"]["baseline"] == {3: 5.05}  # the reading itself is left as it was
+
+    assert gating.fisher_one_sided(2, 8, 2, 26) == pytest.approx(comb(8, 2) / comb(26, 2)) == pytest.approx(28 / 325)
+    assert gating.fisher_one_sided(1, 8, 2, 26) == pytest.approx(1 - comb(18, 2) / comb(26, 2))
+    rate = gating.failure_rate({"baseline": [2, 8], "gelu_ffn": [0, 4], "relu_ffn": [0, 14]})
+    assert (rate["failed"], rate["runs"], rate["others_failed"], rate["others_runs"]) == (2, 8, 0, 18)
+    assert gating.failure_rate({"baseline": [0, 8], "gelu_ffn": [1, 4]}) is None
+
+
+def test_the_gating_facts_read_the_silu_arm_against_the_activation(facts):
+    """Pinned to the export the page reads: ReLU - SiLU as large as the gate's SiLU - SwiGLU (their sum
+    within the error), and SwiGLU's seed 7, a marginal failed run, that turns GELU - SwiGLU when counted healthy."""
+    g = facts["gating"]
+    if g is None or "silu_ffn" not in g["seeds_of"]:
+        pytest.skip("no gating export with the SiLU arm")
+    ga = g["gate_or_activation"]["val_loss"]
+    assert ga["verdict"] == "equal"
+    assert (round(ga["gate"]["gap"], 3), round(ga["activation"]["gap"], 3)) == (0.165, -0.164)
+    assert "relu_ffn-silu_ffn" in g["pairs"] and "linear_ffn-silu_ffn" in g["pairs"]
+    assert [m["seed"] for m in g["marginal"]] == [7] and g["marginal"][0]["changed"] == ["gelu_ffn-baseline"]
+    gelu = g["marginal"][0]["pairs"]["gelu_ffn-baseline"]
+    assert (round(gelu["gap"], 3), round(gelu["half_width"], 3), gelu["measured"]) == (0.030, 0.050, False)
+    assert g["failure_rate"]["p"] == pytest.approx(28 / 325)
+    assert g["post_hoc"] == ["gelu_ffn-baseline", "relu_ffn-baseline", "bilinear_ffn-gelu_ffn"]
+    assert g["declared_pairs"] == ["silu_ffn-baseline"]
+    assert g["ungated_order"]["order"] == ["linear_ffn", "silu_ffn", "gelu_ffn", "relu_ffn"]
