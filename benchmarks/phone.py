@@ -17,12 +17,14 @@ Three visits per page, profile and run:
   idle     load and touch nothing: DOMContentLoaded, load and first contentful paint (ms from
            navigation), then everything the page downloads in 7 s after load and until the
            network has been quiet for 3 s (cap 90 s; the runtime warms up within 5 s of load): bytes as sent (gzip bodies, counted by the server), whether any
-           Pyodide file was requested, which runtime's files came
+           Pyodide file was requested, which runtime's files came; `page KB` leaves the Python runtimes'
+           own files out (assets/vendor/pyodide/ and micropython/: the page, its scripts, styles,
+           fonts and the widgets' models and views)
   at once  scroll to the first widget at DOMContentLoaded: ms from navigation until it is live
            (data-ready="true")
   reading  read for 6 s after load, then scroll to it: ms from the scroll until it is live
 The first widget is the first [data-widget] with a box (one inside a ①②③ step not shown yet
-has none); the runtime is the widget's data-runtime where the page sets it, else what its
+has none) outside a step that the stepper hides once it runs (data-from-step 2 or 3); the runtime is the widget's data-runtime where the page sets it, else what its
 requests show. Medians of --runs; --json writes every run, --compare prints a JSON of an
 earlier run beside this one.
 """
@@ -44,7 +46,11 @@ from support import BROWSER_ARGS, chromium_path  # noqa: E402
 from sitectl import SiteServer  # noqa: E402
 
 PAGES = {"home": "", "l1": "c4/l1-ffn/", "l2": "c4/l2-residual/", "l3": "c4/l3-norm/", "l4": "c4/l4-gating/",
-         "c3l1": "c3/l1-attention/"}
+         "c3l1": "c3/l1-attention/", "c3l2": "c3/l2-heads-rope/", "c3l4": "c3/l4-kv-cache/",
+         "c1l1": "c1/l1-tokenizer/", "c14l1": "c14/l1-noise/", "train": "train/l1-tiny-gpt/"}
+# What "the page" weighs leaves out the Python runtimes' own files (Pyodide's, MicroPython's):
+# `page KB` in the table; `KB before input` counts everything.
+RUNTIME_FILES = ("/assets/vendor/pyodide/", "/assets/vendor/micropython/")
 PROFILES = {  # bits per second, ms
     "4g": {"down": 9e6, "up": 1.5e6, "rtt": 85},
     "slow4g": {"down": 1.6e6, "up": 0.75e6, "rtt": 150},
@@ -66,7 +72,10 @@ PROBE = """
   const bench = window.__bench = { widget: null, live: null, failed: null, scrolled: null };
   document.addEventListener("DOMContentLoaded", () => {
     const widgets = [...document.querySelectorAll("[data-widget]")];
-    const root = widgets.find((w) => w.getClientRects().length && w.offsetHeight > 0);
+    // Not one in a later ①②③ step: it has a box at DCL, but the stepper hides it once it runs
+    // (course.css, data-from-step), and a hidden widget never goes live (C4 第 3 课, C14 第 1 课).
+    const root = widgets.find((w) => w.getClientRects().length && w.offsetHeight > 0 &&
+      !w.closest('[data-from-step]:not([data-from-step="1"])'));
     if (!root) return;
     bench.widget = root.dataset.widget;
     bench.root = root;
@@ -119,6 +128,14 @@ class Phone:
             "downloadThroughput": self.profile["down"] / 8, "uploadThroughput": self.profile["up"] / 8})
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
         self.server.reset()
+        self.sizes = []  # (path, bytes sent) of this visit
+        if not getattr(self.server, "sized", False):  # every body the server sends, by path
+            counted = self.server.count
+            def count(path, size, counted=counted, server=self.server):
+                server.sizes.append((path, size))
+                counted(path, size)
+            self.server.count, self.server.sized = count, True
+        self.server.sizes = self.sizes
         return context, page
 
     def wait_live(self, page):
@@ -140,7 +157,8 @@ class Phone:
             page.wait_for_timeout(250)
         nav = page.evaluate(NAVIGATION)
         paths = list(self.server.paths)
-        result = {**nav, "bytes": self.server.bytes_sent, "requests": len(paths),
+        page_bytes = sum(size for path, size in self.sizes if not any(part in path for part in RUNTIME_FILES))
+        result = {**nav, "bytes": self.server.bytes_sent, "page_bytes": page_bytes, "requests": len(paths),
                   "pyodide": any("/assets/vendor/pyodide/" in p for p in paths),
                   "micropython": any("/assets/vendor/micropython/" in p for p in paths),
                   "capped": time.monotonic() - started >= IDLE_CAP_S}
@@ -193,7 +211,7 @@ def median(values):
 def summary(runs):
     """{metric: median} of one page and profile's runs."""
     out = {}
-    for key in ("dcl", "load", "fcp", "bytes", "requests", "elements"):
+    for key in ("dcl", "load", "fcp", "bytes", "page_bytes", "requests", "elements"):
         out[key] = median([r["idle"][key] for r in runs])
     out["pyodide"] = any(r["idle"]["pyodide"] for r in runs)
     out["widget"] = runs[0]["idle"]["widget"]
@@ -213,14 +231,15 @@ def seconds(ms):
 def table(results, label):
     print(f"\n{label}")
     print(f"{'page':5} {'profile':7} {'DCL s':>6} {'load s':>6} {'FCP s':>6} {'live at once s':>14} "
-          f"{'live after 6 s':>14} {'KB before input':>15} {'pyodide':>7} {'runtime':>12} {'DOM':>6}  widget")
+          f"{'live after 6 s':>14} {'KB before input':>15} {'page KB':>8} {'pyodide':>7} {'runtime':>12} {'DOM':>6}  widget")
     for page, profiles in results.items():
         for profile, s in profiles.items():
             kb = "-" if s["bytes"] is None else f"{s['bytes'] / 1024:,.0f}"
+            page_kb = "-" if s.get("page_bytes") is None else f"{s['page_bytes'] / 1024:,.0f}"
             fails = lambda mode: f" ({s[mode + '_failed']} failed)" if s[mode + "_failed"] else ""
             print(f"{page:5} {profile:7} {seconds(s['dcl']):>6} {seconds(s['load']):>6} {seconds(s['fcp']):>6} "
                   f"{seconds(s['at_once']) + fails('at_once'):>14} {seconds(s['reading']) + fails('reading'):>14} "
-                  f"{kb:>15} {'yes' if s['pyodide'] else 'no':>7} {s['runtime']:>12} {s['elements'] or 0:>6.0f}  "
+                  f"{kb:>15} {page_kb:>8} {'yes' if s['pyodide'] else 'no':>7} {s['runtime']:>12} {s['elements'] or 0:>6.0f}  "
                   f"{s['widget'] or '-'}")
 
 
@@ -270,7 +289,8 @@ def main():
                             i, a, r = got["idle"], got["at_once"], got["reading"]
                             which = f" [{s + 1}]" if len(sites) > 1 else ""
                             print(f"run {run + 1}{which} {page:4} {profile:6}: DCL {seconds(i['dcl'])} s, load "
-                                  f"{seconds(i['load'])} s, {i['bytes'] / 1024:,.0f} KB before input"
+                                  f"{seconds(i['load'])} s, {i['bytes'] / 1024:,.0f} KB before input "
+                                  f"({i['page_bytes'] / 1024:,.0f} KB without the Python runtimes' files)"
                                   f"{' (pyodide)' if i['pyodide'] else ''}; live at once "
                                   f"{seconds(a and a['live'])} s, after reading {seconds(r and r['live'])} s "
                                   f"({(a or r or {}).get('runtime', '-')})", flush=True)
