@@ -105,8 +105,9 @@ GuardedRange.__name__ = GuardedRange.__qualname__ = "range"
 # its multiplications, not inside one: `10**10**7` was ended by the limit and told as an endless
 # loop, and each of its last squarings is one C call of seconds (a 3.3-million-bit squaring took
 # 1.2 s natively here; the last of 10**10**7 squares 16.6 million bits, some 15 s by Karatsuba),
-# which no limit and, in WebKit, no 停止 can cut short. Endless C iterators (itertools.count, cycle, repeat without a count, iter(f, sentinel)) and math.prod become Python
-# loops, which the time limit and 停止 end in every engine. `*` is left alone: checking every
+# which no limit and, in WebKit, no 停止 can cut short. Endless C iterators (itertools.count,
+# cycle, repeat without a count, iter(f, sentinel)) and math.prod become Python loops, which the
+# time limit and 停止 end in every engine. `*` is left alone: checking every
 # product made loops of numbers 2.5 times slower, a huge repeated sequence fails at once for want
 # of memory (a 32-bit WebAssembly address space), and a product of two huge integers needs them
 # made first.
