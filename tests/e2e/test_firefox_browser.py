@@ -131,17 +131,3 @@ def test_an_endless_builtin_loop_ends_inside_python_and_gives_the_cpu_back(firef
     assert "运行超过了" in (got.get("verdict") or {}).get("text", ""), said(firefox_run, "guards")
     assert got["ended"] == 0, got
     assert not got["after"]["spinning"], got
-
-
-def test_a_run_the_worker_never_starts_is_ended_and_said(firefox_run):
-    """A worker that answers pings but never starts a run hung it with no limit."""
-    got = firefox_run["guards"].get("unstarted") or {}
-    assert "没有开始算它" in (got.get("verdict") or {}).get("text", ""), said(firefox_run, "guards")
-    assert got["next"]["output"] == "42\n", got
-
-
-def test_pagehide_ends_every_python_worker_and_a_run_boots_one_again(firefox_run):
-    got = firefox_run["guards"].get("pagehide") or {}
-    assert got.get("before", 0) >= 1 and got.get("after") == 0, said(firefox_run, "guards")
-    assert got["next"]["output"] == "42\n", got
-    assert firefox_run["error"] is None, firefox_run["error"]

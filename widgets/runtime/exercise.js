@@ -370,8 +370,6 @@ class Exercise {
     } else if (kind === "runaway") {
       out.line("note", `（超过 ${seconds} 秒，已停止）\n`);
       this.say(`运行超过了 ${seconds} 秒，已经停止：是不是有一个停不下来的循环？`, "error");
-    } else if (kind === "unstarted") { // Python never began the run: replaced, said in runtime.js's words
-      this.say(error.message, "error");
     } else {
       console.error(`exercise ${this.id}:`, error);
       this.say(error && error.message ? error.message : String(error), "error");

@@ -42,13 +42,6 @@ const SELF_STOP_SLACK_MS = 1500;
 // While calls wait and none runs in Python, the worker must answer a ping within this time; one
 // that does not has been closed or hangs (a student's js.close(), a stray callback's loop).
 const ACCEPT_MS = 5000;
-// And a call sent to the worker must begin (`started`) within START_MS of the worker being free
-// for it (no call of its own running): a worker that answers pings but never starts a call (a
-// student's code replaced its onmessage) once hung every later run and widget with no limit. The
-// worker is then replaced and the call's caller told. A call the worker first downloads for (a
-// model's files, the full standard library) gets FETCH_START_MS.
-const START_MS = 10000;
-const FETCH_START_MS = 90000;
 const LOAD_TIMEOUT_MS = 60000;
 const BOOT_TIMEOUT_MS = 120000; // a stalled download must not leave a spinner forever
 const MAX_REPLAYS = 2; // a queued call re-sent after another widget's runaway restarted Python
@@ -70,7 +63,6 @@ const MESSAGES = {
   mount: (who) => `「${who}」的界面启动时出错，下面保留构建时算好的初始状态（详情见浏览器控制台）。`,
   replayed: (who) => `「${who}」的计算因 Python 重启而中断。`,
   stopped: (who) => `「${who}」已停止。`,
-  unstarted: (who, detail) => `「${who}」等了 ${detail} 秒，Python 也没有开始算它（它没有响应），已重新启动 Python；再试一次即可。`,
   broken: (who, detail) => `运行「${who}」时 Python 本身出了故障（${detail}），已重新启动；再运行一次即可。`,
   stack: (who, detail) =>
     `「${who}」的代码嵌套或递归太深，浏览器给 Python 的栈放不下（${detail}）：原样再运行还会这样，` +
@@ -204,10 +196,9 @@ class Engine {
     }
     const own = early ? early.worker : new Worker(WORKERS[this.name], { type: "module" });
     if (this.name === "micropython") own.postMessage({ type: early ? "boot" : "start", build: this.build });
-    const record = { own, up: null, progress: null, abandon: null };
+    const record = { own, up: null, progress: null };
     record.up = new Promise((resolve, reject) => {
       let ready = false; // Python has started in `own`
-      record.abandon = () => reject(new Error("离开页面时停止了"));
       setTimeout(() => reject(new Error(`Python 在 ${BOOT_TIMEOUT_MS / 1000} 秒内没有启动`)), BOOT_TIMEOUT_MS);
       own.onmessage = ({ data }) => {
         if (data.type === "ready") {
@@ -224,7 +215,6 @@ class Engine {
           this.progressListeners.forEach((fn) => fn(data.text));
         } else if (data.type === "pong") this.answered();
         else if (data.type === "started") started(data.id);
-        else if (data.type === "fetching") fetching(data.id);
         else if (data.type === "retire") retireAfter(data.id, data.reason);
         else if (data.type === "output") {
           const job = pending.get(data.id);
@@ -258,7 +248,6 @@ class Engine {
     const next = this.spare || this.spawn(setup); // the spare goes first
     this.spare = null;
     this.worker = next.own;
-    this.record = next;
     this.bootProgress = next.progress; // a spare still booting: whoever waits hears how far it is,
     if (next.progress) this.progressListeners.forEach((fn) => fn(next.progress)); // now, not at its next message
     next.up.then(() => this.bootSpare(), () => {});
@@ -275,12 +264,11 @@ class Engine {
 
   bootSpare() {
     if (!spareWanted || this.spare || !this.canAffordSpare() || !sharedModules) return;
-    const spare = this.spawn(() => Promise.all([sharedModules, sizes()]).then(([modules, known]) =>
+    this.spare = this.spawn(() => Promise.all([sharedModules, sizes()]).then(([modules, known]) =>
       ({ modules, size: "", stdlibSize: fullStdlibText(known) })), true);
-    this.spare = spare;
-    spare.up.catch(() => {
-      spare.own.terminate();
-      if (this.spare === spare) this.spare = null;
+    this.spare.up.catch(() => {
+      if (this.spare) this.spare.own.terminate();
+      this.spare = null;
     });
   }
 
@@ -309,17 +297,14 @@ class Engine {
 
   // Pages on GitHub cannot send the headers that Pyodide interrupts need (and MicroPython's
   // port has none), so the only way to stop a runaway call is to end the worker and start a
-  // new one. The call that ran away gets `error`; calls that were only queued are replayed (or
-  // get what `others` makes for them).
-  restart(culprit, error, others = (job) => new WidgetError("replayed", job.widget, "Python restarted")) {
+  // new one. The call that ran away gets `error`; calls that were only queued are replayed.
+  restart(culprit, error) {
     if (this.worker) this.worker.terminate();
     this.restarted = true; // the next boot says so, not "download"
     clearTimeout(this.acceptTimer);
     this.acceptTimer = null;
     this.pinged = false;
-    this.endStartBound();
     this.worker = null;
-    this.record = null;
     this.booting = null;
     this.bootProgress = null;
     this.models.clear();
@@ -327,19 +312,8 @@ class Engine {
       if (job.engine !== this) continue;
       pending.delete(id);
       clearTimeout(job.timer);
-      job.reject(id === culprit ? error : others(job));
+      job.reject(id === culprit ? error : new WidgetError("replayed", job.widget, "Python restarted"));
     }
-  }
-
-  // The page is left (or put in the back-forward cache): this engine's workers, the spare's too,
-  // end now, with whatever they run, and nothing boots again until a call asks for it. Calls in
-  // progress are told they stopped (none is sent again).
-  close() {
-    const records = [this.record, this.spare].filter(Boolean);
-    if (this.spare) this.spare.own.terminate();
-    this.spare = null;
-    this.restart(null, null, (job) => new WidgetError("stopped", job.widget, ""));
-    records.forEach((record) => record.abandon());
   }
 
   // Watchdog: while calls wait for this worker and none is running in Python (a running call has
@@ -354,10 +328,8 @@ class Engine {
       clearTimeout(this.acceptTimer);
       this.acceptTimer = null;
       this.pinged = false;
-      this.endStartBound();
       return;
     }
-    this.startBound(jobs);
     if (this.pinged) return; // its answer is awaited
     clearTimeout(this.acceptTimer);
     const worker = this.worker;
@@ -370,29 +342,6 @@ class Engine {
       console.warn(`${this.name}: the worker did not answer for ${ACCEPT_MS / 1000} s; it is replaced`);
       this.restart(null, null);
     }, ACCEPT_MS);
-  }
-
-  // Calls wait and none runs: one must start within START_MS (FETCH_START_MS where the worker
-  // downloads for one), counted from when the worker became free, whatever pings it answers.
-  // Otherwise the worker is replaced: the first call waiting is told, the others sent again.
-  startBound(jobs) {
-    const ms = jobs.some((job) => job.fetching) ? FETCH_START_MS : START_MS;
-    if (this.startTimer && this.startMs >= ms) return; // counting already
-    clearTimeout(this.startTimer);
-    this.startMs = ms;
-    const worker = this.worker;
-    this.startTimer = setTimeout(() => {
-      this.startTimer = null;
-      if (this.worker !== worker) return;
-      const first = [...pending].find(([, job]) => job.engine === this && !job.started);
-      console.warn(`${this.name}: no call started within ${ms / 1000} s; the worker is replaced`);
-      this.restart(first ? first[0] : null, first && new WidgetError("unstarted", first[1].widget, ms / 1000));
-    }, ms);
-  }
-
-  endStartBound() {
-    clearTimeout(this.startTimer);
-    this.startTimer = null;
   }
 
   // The worker answered a ping: calls still waiting are checked again ACCEPT_MS later.
@@ -411,7 +360,7 @@ class Engine {
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { engine: this, widget, resolve, reject, limitMs, timer: null, onOutput, onStarted,
-        exercise: message.type === "exercise", fetching: message.type === "load" }); // a load downloads the model first
+        exercise: message.type === "exercise" });
       this.worker.postMessage({ id, limitMs, ...message });
       this.watch();
     });
@@ -442,14 +391,6 @@ function started(id) {
   job.engine.watch(); // a call runs: no ping is awaited meanwhile
 }
 
-// The worker downloads something before it can start this call: it gets FETCH_START_MS to start.
-function fetching(id) {
-  const job = pending.get(id);
-  if (!job || job.started) return;
-  job.fetching = true;
-  job.engine.watch();
-}
-
 // The worker said, before an exercise's code ran, that the code may change its Python beyond what
 // clean_state.py puts back (worker.js, run_exercise.taint): the worker is replaced once the run ends.
 function retireAfter(id, reason) {
@@ -470,7 +411,6 @@ function settle({ id, ok, result, kind, error, heap }) {
   if (!job || (ok && (!job.started || typeof result !== "string"))) return;
   pending.delete(id);
   clearTimeout(job.timer);
-  job.engine.endStartBound(); // an answer: the calls still waiting get a bound of their own from now
   job.engine.watch();
   const replaced = deliver(job, { ok, result, kind, error });
   if (!replaced && (job.retire || (job.exercise && heap > RETIRE_HEAP_BYTES))) {
@@ -954,13 +894,3 @@ function scan() {
 
 // This page once parsed, and each page Material's instant navigation swaps in (material_start.js).
 window.cwOnEveryPage(scan);
-
-// Leaving the page, or its going into the back-forward cache: every worker ends now, with
-// whatever it runs (WebKit once kept a core busy after the page was left), MicroPython's early
-// one too. Back from the cache, the page boots Python again when a widget or a run asks for it.
-window.addEventListener("pagehide", () => {
-  Object.values(engines).forEach((engine) => engine.close());
-  if (EARLY.early) EARLY.early.worker.terminate();
-  EARLY.early = null;
-  EARLY.taken = true;
-});

@@ -12,7 +12,6 @@
 // Messages out: {type: "progress", text} | {type: "ready"} | {type: "boot-error", message}
 //               {type: "ping"}  -> {type: "pong"} at once (this worker still answers: the page's watchdog)
 //               {type: "started", id}   (the call's time limit starts now)
-//               {type: "fetching", id}   (a download comes before the call can start: the page waits longer)
 //               {type: "retire", id, reason}   (an exercise's code may change this Python for good:
 //                                              the page replaces this worker after the run)
 //               {type: "output", id, stream, text}   what an exercise prints, batched, up to MAX_OUTPUT
@@ -82,7 +81,6 @@ let loadModule; // bridge.py's load(module) and call(module, fn, params_json)
 let callModel;
 let booted = null;
 let exerciseRunner = null; // Promise: run_exercise.py imported
-let runnerReady = false;
 let fullStdlib = null; // Promise: the full archive is on sys.path
 let fullStdlibSize = ""; // what it costs to download, as text (from the page's boot message)
 
@@ -145,7 +143,6 @@ function runner() {
     const texts = await Promise.all(names.map((name) => fetchText(new URL(EXERCISE_FILES[name], import.meta.url))));
     names.forEach((name, i) => pyodide.FS.writeFile(`${HOME}/${name}.py`, texts[i]));
     loadModule("_cw_run");
-    runnerReady = true;
     return { run: pyodide.pyimport("_cw_run"), snapshot: pyodide.pyimport("_cw_state").snapshot };
   })();
   exerciseRunner.catch(() => (exerciseRunner = null));
@@ -198,12 +195,10 @@ function outputTo(id) {
 }
 
 async function runExercise(id, { code, given, check }, start) {
-  if (!runnerReady) postMessage({ type: "fetching", id }); // its files download first
   const { run, snapshot } = await runner();
   const out = outputTo(id);
   const missing = run.missing_modules(code).toJs();
   if (missing.length) {
-    postMessage({ type: "fetching", id });
     out.emit("note", `正在载入标准库模块 ${missing.join("、")}（第一次用时需要下载）…\n`);
     out.send();
     try {
