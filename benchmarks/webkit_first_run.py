@@ -11,7 +11,6 @@ there. Pause other heavy work on the machine while it runs: the figures are wall
 """
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -21,27 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "e2e")]
 
 from sitectl import SiteServer  # noqa: E402
-from test_webkit_browser import FFN, OURS, js_text, minibrowser, start_xvfb, type_and_run, wait  # noqa: E402
+from test_webkit_browser import FFN, js_text, start_webkit, type_and_run, wait  # noqa: E402
 
 PAGE = "c4/l1-ffn/"
-
-
-def session_on_xvfb():
-    from selenium import webdriver
-    from selenium.webdriver.webkitgtk.options import Options
-    from selenium.webdriver.webkitgtk.service import Service
-    driver, browser, xvfb = shutil.which("WebKitWebDriver"), minibrowser(), shutil.which("Xvfb")
-    if not (driver and browser and xvfb):
-        raise SystemExit("needs WebKitGTK's driver, MiniBrowser and Xvfb: apt-get install webkit2gtk-driver xvfb")
-    screen, display = start_xvfb(xvfb)
-    OURS["display"] = f":{display}"
-    options = Options()
-    options.binary_location = browser
-    options.add_argument("--automation")
-    service = Service(executable_path=driver, env={**os.environ, "DISPLAY": f":{display}"})
-    session = webdriver.WebKitGTK(options=options, service=service)
-    session.set_window_size(1280, 900)
-    return session, screen
 
 
 def one_round(session, url, read):
@@ -67,7 +48,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--read", type=float, default=0.0, help="seconds on the page before pressing 运行")
     args = ap.parse_args()
-    session, screen = session_on_xvfb()
+    session, screen = start_webkit()
     try:
         with SiteServer(Path(args.site), gzip=True) as url:
             rows = [one_round(session, url, args.read) for _ in range(args.rounds)]

@@ -45,16 +45,15 @@ def start_xvfb(xvfb):
     raise RuntimeError("no free X display from :90 to :189")
 
 
-@pytest.fixture(scope="module")
-def webkit():
-    webdriver = pytest.importorskip("selenium.webdriver")
+def start_webkit():
+    """(session, Xvfb process): MiniBrowser driven by WebKitGTK's driver on a fresh X display, which
+    OURS records. Raises where the driver, MiniBrowser or Xvfb is missing (the caller decides)."""
+    from selenium import webdriver
     from selenium.webdriver.webkitgtk.options import Options
     from selenium.webdriver.webkitgtk.service import Service
     driver, browser, xvfb = shutil.which("WebKitWebDriver"), minibrowser(), shutil.which("Xvfb")
     if not (driver and browser and xvfb):
-        if os.environ.get("CI"):
-            raise RuntimeError("WebKitGTK's driver, MiniBrowser or Xvfb is missing (.ci/run installs them)")
-        pytest.skip("no WebKitGTK driver here: apt-get install webkit2gtk-driver xvfb")
+        raise RuntimeError("WebKitGTK's driver, MiniBrowser or Xvfb is missing (apt-get install webkit2gtk-driver xvfb)")
     screen, display = start_xvfb(xvfb)
     OURS["display"] = f":{display}"
     options = Options()
@@ -67,6 +66,17 @@ def webkit():
         screen.terminate()
         raise
     session.set_window_size(1280, 900)
+    return session, screen
+
+
+@pytest.fixture(scope="module")
+def webkit():
+    pytest.importorskip("selenium.webdriver")
+    if not (shutil.which("WebKitWebDriver") and minibrowser() and shutil.which("Xvfb")):
+        if os.environ.get("CI"):
+            raise RuntimeError("WebKitGTK's driver, MiniBrowser or Xvfb is missing (.ci/run installs them)")
+        pytest.skip("no WebKitGTK driver here: apt-get install webkit2gtk-driver xvfb")
+    session, screen = start_webkit()
     try:
         yield session
     finally:
